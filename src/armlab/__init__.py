@@ -1,0 +1,45 @@
+"""armlab: live and Monte Carlo bandit experimentation.
+
+Policies, reward sources, budget allocators and result sinks are pluggy plugins; the
+orchestrator runs them vectorized over replicas, with delayed feedback and live trials.
+"""
+
+from armlab.adapters.base import LiveSource, Trial
+from armlab.config import ExperimentConfig, load_config
+from armlab.errors import ArmlabError, ConfigError, PluginError, TrialFailed, UnknownPluginError
+from armlab.orchestrator.runner import run_experiment, run_experiment_async
+from armlab.plugins import hookimpl
+from armlab.plugins.interfaces import STOPPED, Allocator, PluginParams, Policy, ResultSink, RewardSource
+from armlab.plugins.scalar import ReplicaView, ScalarPolicy
+from armlab.problem import Objective, Problem, Truth
+from armlab.stats import ArmStats
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "STOPPED",
+    "Allocator",
+    "ArmStats",
+    "ArmlabError",
+    "ConfigError",
+    "ExperimentConfig",
+    "LiveSource",
+    "Objective",
+    "PluginError",
+    "PluginParams",
+    "Policy",
+    "Problem",
+    "ReplicaView",
+    "ResultSink",
+    "RewardSource",
+    "ScalarPolicy",
+    "Trial",
+    "TrialFailed",
+    "Truth",
+    "UnknownPluginError",
+    "__version__",
+    "hookimpl",
+    "load_config",
+    "run_experiment",
+    "run_experiment_async",
+]

@@ -1,0 +1,208 @@
+"""The experiment file: pydantic models of its tables, TOML loading, and error messages.
+
+Plugin tables (``[source]``, ``[[policies]]``, ``[allocator]``) hold ``plugin = "name"`` and
+the plugin's own parameters side by side; those are validated later by the plugin's
+``Params`` model (:mod:`armlab.plan`), so a typo there is reported against the plugin.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from armlab.errors import ConfigError
+from armlab.problem import Objective
+
+__all__ = [
+    "ExperimentConfig",
+    "FeedbackConfig",
+    "PluginEntry",
+    "PolicyEntry",
+    "ProblemConfig",
+    "format_validation_error",
+    "load_config",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProblemConfig(_Strict):
+    """``[problem]``: what is measured and how many trials each run may use."""
+
+    objective: Objective = Field(description="regret | best-arm | top-m | threshold")
+    budget: int = Field(gt=0, description="trials per run (the horizon T or budget n)")
+    m: int | None = Field(None, ge=1, description="size of the set to find (top-m)")
+    epsilon: float = Field(0.0, ge=0, description="tolerance: arms within epsilon of the m-th best count as correct")
+    threshold: float | None = Field(None, description="the threshold tau (threshold objective)")
+    delta: float | None = Field(None, gt=0, lt=1, description="confidence parameter of fixed-confidence rules")
+
+    @model_validator(mode="after")
+    def _objective_fields(self) -> ProblemConfig:
+        if self.objective is Objective.TOP_M and self.m is None:
+            raise ValueError("objective 'top-m' needs m (how many arms to find), e.g. m = 3")
+        if self.objective is Objective.THRESHOLD and self.threshold is None:
+            raise ValueError("objective 'threshold' needs threshold, e.g. threshold = 0.5")
+        return self
+
+
+class FeedbackConfig(_Strict):
+    """``[feedback]``: when results become visible and how many trials may be pending."""
+
+    delay: int = Field(0, ge=0, description="steps before a result is observed (0: before the next choice)")
+    delay_model: Literal["fixed", "uniform", "batch"] = Field(
+        "fixed",
+        description="fixed: every result waits `delay` steps; uniform: a random delay in "
+        "[delay, delay_max]; batch: results are released together every `delay` trials",
+    )
+    delay_max: int | None = Field(None, ge=0, description="upper end of the uniform delay")
+    in_flight: int | None = Field(
+        None, ge=1, description="trials pending per replica; default: enough that the delay never stalls"
+    )
+    timeout: float | None = Field(None, gt=0, description="live runs: seconds before a trial counts as failed")
+
+    @model_validator(mode="after")
+    def _delay_fields(self) -> FeedbackConfig:
+        if self.delay_model == "uniform":
+            if self.delay_max is None or self.delay_max < self.delay:
+                raise ValueError("delay_model 'uniform' needs delay_max >= delay, e.g. delay = 0, delay_max = 10")
+        elif self.delay_max is not None:
+            raise ValueError(f"delay_max only applies to delay_model 'uniform', not {self.delay_model!r}")
+        if self.delay_model == "batch" and self.delay < 1:
+            raise ValueError("delay_model 'batch' needs delay >= 1 (the batch size)")
+        return self
+
+    @property
+    def longest_delay(self) -> int:
+        """The largest number of steps any result can wait."""
+        if self.delay_model == "uniform":
+            assert self.delay_max is not None
+            return self.delay_max
+        return self.delay
+
+    @property
+    def effective_in_flight(self) -> int:
+        """``in_flight``, or the smallest value with which the delay model never stalls."""
+        if self.in_flight is not None:
+            return self.in_flight
+        return self.delay if self.delay_model == "batch" else self.longest_delay + 1
+
+
+class PluginEntry(BaseModel):
+    """A plugin table: ``plugin`` names it; every other key is one of its parameters."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    plugin: str = Field(min_length=1, description="registered plugin name (see `armlab plugins`)")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The plugin's own parameters (everything but the framework's keys)."""
+        return dict(self.model_extra or {})
+
+
+class PolicyEntry(PluginEntry):
+    """A ``[[policies]]`` entry; ``label`` tells apart two runs of one plugin."""
+
+    label: str | None = Field(None, min_length=1, description="name in results; default: the plugin name")
+
+    @property
+    def display_label(self) -> str:
+        return self.label or self.plugin
+
+
+class ExperimentConfig(_Strict):
+    """A whole experiment file."""
+
+    name: str = Field("experiment", min_length=1)
+    seed: int = Field(0, ge=0, description="root of every random number in the run")
+    replicas: int = Field(100, ge=1, description="independent runs (Monte Carlo replicas)")
+    checkpoints: list[int] | None = Field(None, description="trial counts at which metrics are taken")
+    checkpoint_every: int | None = Field(None, gt=0, description="take metrics every this many trials")
+    problem: ProblemConfig
+    source: PluginEntry
+    feedback: FeedbackConfig = FeedbackConfig()
+    policies: list[PolicyEntry] = Field(min_length=1)
+    allocator: PluginEntry = PluginEntry(plugin="single")
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> ExperimentConfig:
+        if self.checkpoints is not None and self.checkpoint_every is not None:
+            raise ValueError("give either checkpoints or checkpoint_every, not both")
+        if self.checkpoints is not None:
+            bad = [c for c in self.checkpoints if not 0 < c <= self.problem.budget]
+            if bad:
+                raise ValueError(
+                    f"checkpoints must lie in 1..budget ({self.problem.budget}); {bad[0]} does not"
+                )
+        labels = [p.display_label for p in self.policies]
+        dupes = sorted({label for label in labels if labels.count(label) > 1})
+        if dupes:
+            raise ValueError(
+                f"two policies share the label {dupes[0]!r}; give each a distinct label = \"...\""
+            )
+        return self
+
+    def checkpoint_list(self) -> list[int]:
+        """Sorted, de-duplicated checkpoints; always ends at the budget.
+
+        Default: 20 evenly spaced points.
+        """
+        budget = self.problem.budget
+        if self.checkpoints is not None:
+            points = set(self.checkpoints)
+        elif self.checkpoint_every is not None:
+            points = set(range(self.checkpoint_every, budget + 1, self.checkpoint_every))
+        else:
+            points = {max(1, round(budget * i / 20)) for i in range(1, 21)}
+        return sorted(points | {budget})
+
+    def with_overrides(self, **changes: Any) -> ExperimentConfig:
+        """A copy with top-level fields replaced (``None`` values are ignored), re-validated."""
+        data = self.model_dump(mode="python", exclude_none=False)
+        data.update({k: v for k, v in changes.items() if v is not None})
+        return validate_config(data)
+
+
+def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]:
+    """One line per problem: ``field.path: message`` (pydantic's wording, our field paths)."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(part) for part in err["loc"] if part != "__root__")
+        where = ".".join(filter(None, [prefix, loc])) or "(top level)"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field; remove it or check its spelling"
+        elif err["type"] == "missing":
+            message = "required field is missing"
+        lines.append(f"{where}: {message}")
+    return lines
+
+
+def validate_config(data: dict[str, Any]) -> ExperimentConfig:
+    """Validate a parsed experiment mapping, raising :class:`ConfigError` with every problem."""
+    try:
+        return ExperimentConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError("invalid experiment:\n  " + "\n  ".join(format_validation_error(exc))) from None
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate a TOML experiment file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read experiment file {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return validate_config(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None

@@ -1,0 +1,81 @@
+"""Every armlab hook, in one place.
+
+armlab's hooks are synchronous (pluggy has no async hooks); asynchronous behaviour lives in
+the objects plugins register (live reward sources).  Registration hooks take no arguments and
+return a class or a list of classes; each class declares its name once in ``name``.
+
+Use in a plugin package::
+
+    # pyproject.toml
+    [project.entry-points.armlab]
+    my_policies = "my_package.plugin"
+
+    # my_package/plugin.py
+    from armlab import hookimpl
+
+    @hookimpl
+    def armlab_register_policies():
+        return [MyPolicy]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from armlab.plugins.interfaces import Allocator, Policy, ResultSink, RewardSource
+    from armlab.plugins.scalar import ScalarPolicy
+
+hookspec = pluggy.HookspecMarker("armlab")
+
+# --------------------------------------------------------------------------- registration
+
+
+@hookspec
+def armlab_register_policies() -> list[type[Policy] | type[ScalarPolicy]]:
+    """Return policy classes (vectorized :class:`~armlab.Policy` or one-replica
+    :class:`~armlab.ScalarPolicy`, which armlab wraps).
+
+    Called once when the plugin registry is built.  Each class names itself in ``name``.
+    """
+
+
+@hookspec
+def armlab_register_sources() -> list[type[RewardSource]]:
+    """Return reward-source classes: simulated (:class:`~armlab.RewardSource`) or live.
+
+    Called once when the plugin registry is built.
+    """
+
+
+@hookspec
+def armlab_register_allocators() -> list[type[Allocator]]:
+    """Return budget-allocator classes (which bandit to pull when several share a budget).
+
+    Called once when the plugin registry is built.
+    """
+
+
+@hookspec
+def armlab_register_sinks() -> list[type[ResultSink]]:
+    """Return result-sink classes that persist a finished experiment's summary.
+
+    Called once when the plugin registry is built; every registered sink writes each result.
+    """
+
+
+# --------------------------------------------------------------------------- command line
+
+
+@hookspec
+def armlab_register_commands(cli: click.Group) -> None:
+    """Add sub-commands to the ``armlab`` command-line group.
+
+    :param cli: the root click group; call ``cli.add_command(...)``.
+
+    Called once by ``armlab``'s ``main()``, never at import time.
+    """

@@ -1,0 +1,188 @@
+"""The vectorized Monte Carlo engine: one policy, R replicas, B bandits, simulated time.
+
+Each call to :meth:`Simulation.step` is one step of simulated time: every replica that may
+dispatch (budget left, not stopped, fewer than ``in_flight`` trials pending) gets a bandit
+from the allocator and an arm from that bandit's policy; the source returns the rewards at
+once; the delay model decides when they become visible; results due by the end of the step
+are folded into the statistics and shown to the policy.  Checkpoints are taken per replica
+when its trial count reaches them (the last one once all its results are in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from armlab.config import FeedbackConfig
+from armlab.orchestrator.ledger import DelayModel, PendingLedger
+from armlab.orchestrator.metrics import recommendation_errors
+from armlab.plugins.interfaces import Allocator, Policy, RewardSource
+from armlab.problem import Objective, Problem
+from armlab.random import KeyedRandom
+from armlab.stats import ArmStats
+
+__all__ = ["Simulation"]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint every replica has passed: its index and trial count."""
+
+    index: int
+    trials: int
+
+
+class Simulation:
+    """Run one policy (an instance per bandit) on simulated sources for a block of replicas.
+
+    ``sources`` must already be reset for ``replicas`` (global replica ids); ``problems``
+    are the matching per-bandit problems with truth.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy_factory: Callable[[], Policy],
+        sources: list[RewardSource],
+        problems: list[Problem],
+        allocator: Allocator,
+        feedback: FeedbackConfig,
+        seed: int,
+        replicas: np.ndarray,
+        checkpoints: list[int],
+    ) -> None:
+        self.replica_ids = np.asarray(replicas, dtype=np.int64)
+        n = self.replica_ids.size
+        self.sources = sources
+        self.problems = problems
+        self.budget = problems[0].budget
+        self.objective = problems[0].objective
+        self.stats = [ArmStats(n, p.n_arms) for p in problems]
+        self.policies = []
+        for b, problem in enumerate(problems):
+            policy = policy_factory()
+            policy.reset(problem, n, KeyedRandom(seed, "policy", b, replicas=self.replica_ids))
+            self.policies.append(policy)
+        self.allocator = allocator
+        allocator.reset(problems, n, KeyedRandom(seed, "allocator", replicas=self.replica_ids))
+        self.gaps = [p.truth.gaps() for p in problems]  # type: ignore[union-attr]
+        self.delay = DelayModel(feedback, seed, self.replica_ids)
+        self.in_flight_limit = feedback.effective_in_flight
+        self.ledger = None if self.delay.immediate else PendingLedger(n, self.in_flight_limit)
+        self.step_index = 0
+        self.dispatched = np.zeros(n, dtype=np.int64)
+        self.regret = np.zeros(n)
+        self.stopped_at = np.full(n, -1, dtype=np.int64)
+        self.checkpoints = np.asarray(checkpoints, dtype=np.int64)
+        self._next_cp = np.zeros(n, dtype=np.int64)
+        self._cp_with_sentinel = np.append(self.checkpoints, np.iinfo(np.int64).max)
+        self.cp_regret = np.zeros((n, self.checkpoints.size))
+        self.cp_error = np.zeros((n, self.checkpoints.size))
+        self._all_rows = np.arange(n)
+        self._completed_cp = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"Simulation(replicas={self.replica_ids.size}, bandits={len(self.problems)}, "
+            f"step={self.step_index}, trials={int(self.dispatched.sum())})"
+        )
+
+    # -- state -------------------------------------------------------------------------
+    @property
+    def in_flight(self) -> np.ndarray:
+        if self.ledger is None:
+            return np.zeros_like(self.dispatched)
+        return self.ledger.in_flight
+
+    @property
+    def done(self) -> np.ndarray:
+        """Replicas with nothing left to dispatch and nothing pending."""
+        return ((self.stopped_at >= 0) | (self.dispatched >= self.budget)) & (self.in_flight == 0)
+
+    @property
+    def finished(self) -> bool:
+        return bool(self._next_cp.min() >= self.checkpoints.size)
+
+    # -- one step ----------------------------------------------------------------------
+    def step(self) -> list[Checkpoint]:
+        """Advance simulated time by one step; return checkpoints every replica has passed."""
+        may = (self.stopped_at < 0) & (self.dispatched < self.budget)
+        if self.ledger is not None:
+            may &= self.ledger.in_flight < self.in_flight_limit
+        rows = self._all_rows if may.all() else np.flatnonzero(may)
+        if rows.size:
+            if len(self.problems) == 1:
+                self._dispatch(0, rows)
+            else:
+                choice = self.allocator.select(self.stats)[rows]
+                self._stop(rows[choice < 0])
+                for b in range(len(self.problems)):
+                    self._dispatch(b, rows[choice == b])
+        if self.ledger is not None:
+            for bandit, r, arms, rewards in self.ledger.release(self.step_index):
+                self._observe(bandit, r, arms, rewards)
+        self._take_checkpoints()
+        self.step_index += 1
+        return self._newly_completed()
+
+    def _stop(self, rows: np.ndarray) -> None:
+        self.stopped_at[rows] = self.dispatched[rows]
+
+    def _dispatch(self, bandit: int, rows: np.ndarray) -> None:
+        if rows.size == 0:
+            return
+        st = self.stats[bandit]
+        arms = self.policies[bandit].select(st)
+        if rows.size != arms.size:
+            arms = arms[rows]
+        stop = arms < 0
+        if stop.any():
+            self._stop(rows[stop])
+            rows, arms = rows[~stop], arms[~stop]
+        pulls = st.counts[rows, arms] + st.pending[rows, arms]
+        rewards = self.sources[bandit].sample(rows, arms, pulls)
+        self.regret[rows] += self.gaps[bandit][rows, arms]
+        st.dispatch(rows, arms)
+        self.dispatched[rows] += 1
+        if self.ledger is None:
+            self._observe(bandit, rows, arms, rewards)
+        else:
+            due = self.delay.due(self.step_index, rows, self.dispatched[rows] - 1)
+            self.ledger.push(rows, bandit, arms, rewards, due)
+
+    def _observe(self, bandit: int, rows, arms, rewards) -> None:
+        st = self.stats[bandit]
+        st.observe(rows, arms, rewards)
+        self.policies[bandit].update(st, rows, arms, rewards)
+        self.allocator.update(bandit, self.stats, rows, arms, rewards)
+
+    # -- checkpoints -------------------------------------------------------------------
+    def _take_checkpoints(self) -> None:
+        while True:
+            target = self._cp_with_sentinel[self._next_cp]
+            done = self.done
+            reached = (self.dispatched >= target) & ((target < self.budget) | done)
+            hit = (reached | done) & (self._next_cp < self.checkpoints.size)
+            if not hit.any():
+                return
+            rows = np.flatnonzero(hit)
+            self._record(rows, self._next_cp[rows])
+            self._next_cp[rows] += 1
+
+    def _record(self, rows: np.ndarray, index: np.ndarray) -> None:
+        self.cp_regret[rows, index] = self.regret[rows]
+        if self.objective is Objective.REGRET:
+            return
+        wrong = np.zeros(rows.size)
+        for bandit, problem in enumerate(self.problems):
+            answer = self.policies[bandit].recommend(self.stats[bandit])[rows]
+            wrong += recommendation_errors(problem, rows, answer)
+        self.cp_error[rows, index] = wrong / len(self.problems)
+
+    def _newly_completed(self) -> list[Checkpoint]:
+        lowest = int(self._next_cp.min())
+        fresh = [Checkpoint(i, int(self.checkpoints[i])) for i in range(self._completed_cp, lowest)]
+        self._completed_cp = lowest
+        return fresh

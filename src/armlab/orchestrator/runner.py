@@ -1,0 +1,124 @@
+"""Entry points that run a whole experiment (simulated or live) and build its summary."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+import structlog
+
+from armlab.adapters.base import LiveSource
+from armlab.config import ExperimentConfig, load_config
+from armlab.errors import ConfigError
+from armlab.orchestrator.live import LiveRun
+from armlab.orchestrator.simulate import simulate
+from armlab.plan import ExperimentPlan, build_plan
+from armlab.plugins.manager import get_plugin_manager
+from armlab.plugins.registry import Registry
+
+__all__ = ["run_experiment", "run_experiment_async"]
+
+log = structlog.get_logger("armlab.orchestrator")
+
+
+def _resolve(
+    config: ExperimentConfig | str | Path, seed: int | None, replicas: int | None, registry: Registry | None
+) -> tuple[ExperimentPlan, Registry]:
+    if not isinstance(config, ExperimentConfig):
+        config = load_config(config)
+    config = config.with_overrides(seed=seed, replicas=replicas)
+    registry = registry or Registry(get_plugin_manager())
+    return build_plan(config, registry), registry
+
+
+async def run_experiment_async(
+    config: ExperimentConfig | str | Path,
+    *,
+    seed: int | None = None,
+    replicas: int | None = None,
+    out_dir: str | Path | None = None,
+    registry: Registry | None = None,
+) -> dict[str, Any]:
+    """Run an experiment inside a running event loop; see :func:`run_experiment`."""
+    plan, registry = _resolve(config, seed, replicas, registry)
+    cfg = plan.config
+    started = time.perf_counter()
+    with structlog.contextvars.bound_contextvars(experiment=cfg.name):
+        log.info("experiment_started", seed=cfg.seed, replicas=cfg.replicas, budget=cfg.problem.budget,
+                 objective=cfg.problem.objective.value, policies=[p.label for p in plan.policies],
+                 source=cfg.source.plugin, live=plan.live)
+        summary = await (_run_live(plan) if plan.live else _run_simulated(plan))
+        summary["wall_seconds"] = time.perf_counter() - started
+        if out_dir is not None:
+            for info in registry.infos("sink"):
+                path = info.cls().write(summary, Path(out_dir))
+                log.info("results_written", sink=info.name, path=str(path))
+        log.info("experiment_finished", wall_seconds=round(summary["wall_seconds"], 4))
+    return summary
+
+
+def _header(cfg: ExperimentConfig, replicas: int) -> dict[str, Any]:
+    return {
+        "name": cfg.name,
+        "seed": cfg.seed,
+        "replicas": replicas,
+        "budget": cfg.problem.budget,
+        "objective": cfg.problem.objective.value,
+        "checkpoints": cfg.checkpoint_list(),
+    }
+
+
+async def _run_simulated(plan: ExperimentPlan) -> dict[str, Any]:
+    cfg = plan.config
+    results = await simulate(plan, seed=cfg.seed, replicas=np.arange(cfg.replicas))
+    summary = _header(cfg, cfg.replicas)
+    summary["policies"] = {r.label: r.summary(cfg.problem.objective) for r in results}
+    return summary
+
+
+async def _run_live(plan: ExperimentPlan) -> dict[str, Any]:
+    cfg = plan.config
+    if len(plan.policies) != 1:
+        raise ConfigError(
+            f"a live experiment runs exactly one policy (source {cfg.source.plugin!r} is live); "
+            f"the config lists {len(plan.policies)} in [[policies]]"
+        )
+    source = plan.create_source()
+    assert isinstance(source, LiveSource)
+    spec = plan.policies[0]
+    run = LiveRun(
+        policy=spec.create(),
+        source=source,
+        problem=plan.problem(source, None),
+        seed=cfg.seed,
+        in_flight=cfg.feedback.effective_in_flight,
+        timeout=cfg.feedback.timeout,
+        checkpoints=cfg.checkpoint_list(),
+    )
+    await run.run()
+    summary = _header(cfg, 1)
+    summary["policies"] = {spec.label: {"plugin": spec.plugin, **run.summary()}}
+    return summary
+
+
+def run_experiment(
+    config: ExperimentConfig | str | Path,
+    *,
+    seed: int | None = None,
+    replicas: int | None = None,
+    out_dir: str | Path | None = None,
+    registry: Registry | None = None,
+) -> dict[str, Any]:
+    """Run an experiment and return its summary (the content of ``summary.json``).
+
+    ``config`` is a TOML path or an :class:`~armlab.config.ExperimentConfig`; ``seed`` and
+    ``replicas`` override the file; with ``out_dir`` every registered result sink writes its
+    file there.  Mirrors ``armlab run``.
+    """
+    return anyio.run(
+        lambda: run_experiment_async(config, seed=seed, replicas=replicas, out_dir=out_dir, registry=registry),
+        backend="asyncio",
+    )

@@ -1,0 +1,192 @@
+"""The plugin contracts: policies, reward sources, budget allocators and result sinks.
+
+Every plugin class declares its name once (``name``) and carries its own frozen pydantic
+parameter model (``Params``) that rejects unknown fields.  Policies and allocators are
+vectorized over replicas: they read :class:`~armlab.stats.ArmStats` arrays of shape ``(R, K)``
+and return one decision per replica.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from armlab.problem import Objective, Problem, Truth
+from armlab.random import KeyedRandom, counter_uniforms, replica_keys, subkeys
+from armlab.stats import ArmStats
+
+__all__ = [
+    "STOPPED",
+    "Allocator",
+    "PluginParams",
+    "Policy",
+    "ResultSink",
+    "RewardSource",
+]
+
+#: Returned by ``Policy.select`` for a replica that has nothing left to pull.
+STOPPED = -1
+
+ALL_OBJECTIVES = frozenset(Objective)
+
+
+class PluginParams(BaseModel):
+    """Base of every plugin's parameter model: immutable, unknown fields rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Plugin:
+    """What all plugin kinds share: a name and a parameter model."""
+
+    name: ClassVar[str]
+    Params: ClassVar[type[PluginParams]] = PluginParams
+
+    def __init__(self, params: PluginParams | Mapping[str, Any] | None = None) -> None:
+        if params is None or isinstance(params, Mapping):
+            params = self.Params.model_validate(dict(params or {}))
+        self.params = params
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.params.model_dump().items())
+        return f"{type(self).__name__}({fields})"
+
+
+class Policy(Plugin, ABC):
+    """A bandit algorithm vectorized over ``R`` replicas.
+
+    The framework calls :meth:`reset` once per run, then repeatedly :meth:`select` (one arm
+    per replica), and :meth:`update` whenever results arrive (after the statistics already
+    include them).  ``select`` must depend only on the policy's state and ``stats``: it may
+    be called for replicas that are not dispatched (several bandits), and must return the
+    same arms when called twice without new observations or dispatches.
+    """
+
+    #: Objectives this policy can serve; the config validator checks it.
+    objectives: ClassVar[frozenset[Objective]] = ALL_OBJECTIVES
+
+    problem: Problem
+    replicas: int
+    rng: KeyedRandom
+
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        """Prepare state for ``replicas`` independent runs of ``problem``."""
+        self.problem = problem
+        self.replicas = replicas
+        self.rng = rng
+
+    @abstractmethod
+    def select(self, stats: ArmStats) -> np.ndarray:
+        """Return an ``int64`` array ``(R,)`` of arms, or :data:`STOPPED` where done."""
+
+    def update(
+        self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        """React to results for replicas ``rows`` (unique) that ``stats`` already holds."""
+
+    def recommend(self, stats: ArmStats) -> np.ndarray:
+        """Current answer per replica: best arm ``(R,)`` or a set as a boolean ``(R, K)``.
+
+        The default ranks arms by empirical mean (unpulled arms rank last, and count as
+        below the threshold).  Policies with their own output rule override this.
+        """
+        return empirical_recommendation(self.problem, stats)
+
+
+def empirical_recommendation(problem: Problem, stats: ArmStats) -> np.ndarray:
+    """Answer of the plug-in rule: rank observed means; unobserved arms never qualify."""
+    seen = stats.counts > 0
+    if problem.objective is Objective.THRESHOLD:
+        assert problem.threshold is not None
+        return seen & (stats.means >= problem.threshold)
+    ranked = np.where(seen, stats.means, -np.inf)
+    if problem.objective is Objective.TOP_M:
+        order = np.argsort(-ranked, axis=1, kind="stable")[:, : problem.top_m]
+        chosen = np.zeros(ranked.shape, dtype=bool)
+        np.put_along_axis(chosen, order, True, axis=1)
+        return chosen
+    return np.argmax(ranked, axis=1)
+
+
+class RewardSource(Plugin, ABC):
+    """A simulated bandit: rewards are a pure function of (seed, replica, bandit, arm, pull).
+
+    Subclasses implement :meth:`truth_for` (true means and variances per replica) and
+    :meth:`rewards_from_uniforms`; the base class turns the key into uniforms.
+    """
+
+    #: Support of the rewards; policies with a bounded-reward model check it.
+    reward_range: ClassVar[tuple[float, float]] = (-float("inf"), float("inf"))
+
+    @property
+    @abstractmethod
+    def n_arms(self) -> int:
+        """Number of arms."""
+
+    def reset(self, replicas: np.ndarray, seed: int, bandit: int = 0) -> None:
+        """Prepare ``replicas`` (global replica ids) of bandit number ``bandit``."""
+        self.replica_ids = np.asarray(replicas, dtype=np.int64)
+        self._keys = subkeys(replica_keys(self.replica_ids, seed, "reward", bandit), self.n_arms)
+        self._truth = self.truth_for(KeyedRandom(seed, "truth", bandit, replicas=self.replica_ids))
+
+    @abstractmethod
+    def truth_for(self, rng: KeyedRandom) -> Truth:
+        """True means and variances ``(R, K)``; ``rng`` draws per-replica instances."""
+
+    @property
+    def truth(self) -> Truth:
+        """True means and variances of the replicas prepared by :meth:`reset`."""
+        return self._truth
+
+    def uniforms(self, rows: np.ndarray, arms: np.ndarray, pulls: np.ndarray) -> np.ndarray:
+        """The uniform in (0, 1) behind pull number ``pulls`` (0-based) of each arm."""
+        return counter_uniforms(self._keys[rows, arms], pulls)
+
+    def sample(self, rows: np.ndarray, arms: np.ndarray, pulls: np.ndarray) -> np.ndarray:
+        """Rewards of the ``pulls``-th pull of ``arms`` for replicas ``rows``."""
+        return self.rewards_from_uniforms(rows, arms, self.uniforms(rows, arms, pulls))
+
+    @abstractmethod
+    def rewards_from_uniforms(
+        self, rows: np.ndarray, arms: np.ndarray, u: np.ndarray
+    ) -> np.ndarray:
+        """Map uniforms to rewards (inverse CDF or comparison), vectorized."""
+
+
+class Allocator(Plugin, ABC):
+    """Chooses which bandit each replica pulls next when several bandits share a budget."""
+
+    problems: list[Problem]
+
+    def reset(self, problems: list[Problem], replicas: int, rng: KeyedRandom) -> None:
+        """Prepare state for ``replicas`` runs over the bandits described by ``problems``."""
+        self.problems = problems
+        self.replicas = replicas
+        self.rng = rng
+
+    @abstractmethod
+    def select(self, stats: list[ArmStats]) -> np.ndarray:
+        """Return the bandit index ``(R,)`` per replica, or :data:`STOPPED` where done."""
+
+    def update(
+        self,
+        bandit: int,
+        stats: list[ArmStats],
+        rows: np.ndarray,
+        arms: np.ndarray,
+        rewards: np.ndarray,
+    ) -> None:
+        """React to results of bandit ``bandit`` (statistics already updated)."""
+
+
+class ResultSink(Plugin, ABC):
+    """Writes a finished experiment's summary somewhere (a file format, a database...)."""
+
+    @abstractmethod
+    def write(self, summary: Mapping[str, Any], out_dir: Path) -> Path:
+        """Persist ``summary`` under ``out_dir``; return the path written."""

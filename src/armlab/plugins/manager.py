@@ -1,0 +1,56 @@
+"""Build the pluggy plugin manager: hook specs, entry points, then the built-ins."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable
+
+import pluggy
+
+from armlab import hookspecs
+from armlab.errors import PluginError
+
+__all__ = ["BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "get_plugin_manager"]
+
+ENTRY_POINT_GROUP = "armlab"
+
+#: Built-in plugin modules, registered exactly as third-party plugins are.
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "armlab.plugins.policies",
+    "armlab.plugins.sources",
+    "armlab.plugins.allocators",
+    "armlab.plugins.sinks",
+)
+
+
+def get_plugin_manager(
+    load_entrypoints: bool | None = None, blocked: Iterable[str] = ()
+) -> pluggy.PluginManager:
+    """Return a fresh plugin manager with armlab's hooks and plugins registered.
+
+    Order: add the specs; block names from ``blocked`` and ``ARMLAB_BLOCK_PLUGINS``
+    (comma-separated); load the ``armlab`` entry points unless ``load_entrypoints`` is
+    false or ``ARMLAB_DISABLE_PLUGIN_AUTOLOAD=1``; register the built-in modules; check that
+    every implemented hook exists.
+    """
+    pm = pluggy.PluginManager("armlab")
+    pm.add_hookspecs(hookspecs)
+    env_blocked = os.environ.get("ARMLAB_BLOCK_PLUGINS", "")
+    for name in [*blocked, *filter(None, (n.strip() for n in env_blocked.split(",")))]:
+        pm.set_blocked(name)
+    if load_entrypoints is None:
+        load_entrypoints = os.environ.get("ARMLAB_DISABLE_PLUGIN_AUTOLOAD", "") != "1"
+    if load_entrypoints:
+        try:
+            pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        except ImportError as exc:
+            raise PluginError(f"error importing a plugin of entry-point group 'armlab': {exc}") from exc
+    for module_name in BUILTIN_PLUGINS:
+        if not pm.is_blocked(module_name):
+            pm.register(importlib.import_module(module_name), name=module_name)
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"a plugin implements a hook armlab does not define: {exc}") from exc
+    return pm

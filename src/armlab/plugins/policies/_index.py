@@ -1,0 +1,50 @@
+"""Shared selection helpers for index policies (pending-aware initialisation, ties)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from armlab.random import KeyedRandom
+from armlab.stats import ArmStats
+
+__all__ = ["argmax_random_ties", "select_by_index"]
+
+
+def argmax_random_ties(
+    index: np.ndarray, rng: KeyedRandom, step: np.ndarray | int, salt: int = 0
+) -> np.ndarray:
+    """Row-wise argmax; exact ties broken uniformly at random, keyed by (replica, step)."""
+    best = np.argmax(index, axis=1)
+    top = index[np.arange(index.shape[0]), best]
+    tied_rows = np.flatnonzero((index == top[:, None]).sum(axis=1) > 1)
+    if tied_rows.size:
+        sub = index[tied_rows]
+        steps = step if np.ndim(step) == 0 else np.asarray(step)[tied_rows]
+        noise = rng.uniform(steps * 2 + salt, sub.shape[1], rows=tied_rows)
+        best[tied_rows] = np.argmax(np.where(sub == top[tied_rows, None], noise, -1.0), axis=1)
+    return best
+
+
+def select_by_index(
+    stats: ArmStats,
+    index: np.ndarray,
+    need: int = 1,
+    rng: KeyedRandom | None = None,
+) -> np.ndarray:
+    """Arm of largest ``index`` among active arms with at least ``need`` observations.
+
+    Before that, each active arm is pulled until it has ``need`` pulls *dispatched* (lowest
+    index first), so pending results are not re-requested.  If no active arm has ``need``
+    observations yet (results still in flight), the active arm with the fewest pulls is
+    chosen.  Ties go to the lowest index, or are random when ``rng`` is given.
+    """
+    ready = stats.counts >= need
+    if ready.all() and stats.active.all():
+        return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
+    pulls = np.where(stats.active, stats.pulls, np.iinfo(np.int64).max)
+    fewest = np.argmin(pulls, axis=1)
+    warm = pulls[np.arange(stats.replicas), fewest] >= need
+    usable = ready & stats.active
+    masked = np.where(usable, index, -np.inf)
+    chosen = np.argmax(masked, axis=1) if rng is None else argmax_random_ties(masked, rng, stats.dispatched)
+    return np.where(warm & usable.any(axis=1), chosen, fewest)

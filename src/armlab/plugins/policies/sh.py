@@ -1,0 +1,104 @@
+"""Sequential Halving (Karnin, Koren & Somekh 2013) as seed 004's meta-algorithm (Alg. 1-2)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from armlab.errors import ConfigError
+from armlab.plugins.interfaces import STOPPED, Policy
+from armlab.problem import Objective, Problem
+from armlab.random import KeyedRandom
+from armlab.stats import ArmStats
+
+
+class SequentialHalving(Policy):
+    """Sequential Halving: ``S = ceil(log2 K)`` stages of ``floor(n / S)`` pulls each.
+
+    In stage s the active arms are pulled by the stage's *base rule* (round robin for SH,
+    seed 004 Alg. 2); at the end the ``ceil(|A|/2)`` arms with the largest **stage** means
+    survive (ties: lower index).  The leftover ``n mod S`` pulls are unused (the policy then
+    returns STOPPED).  Requires ``floor(n / S) >= K`` so every arm gets a stage-1 sample.
+
+    Pending pulls count toward the stage schedule but not toward the statistics; a result
+    that arrives after its stage ended is folded into the arm's current-stage statistics
+    (another i.i.d. sample of the same arm).  The final elimination waits for all results.
+    Subclasses (SHVar, SHAdaVar) override :meth:`base_rule`.
+    """
+
+    name = "sh"
+    objectives = frozenset({Objective.BEST_ARM})
+
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        k = problem.n_arms
+        self.n_stages = max(1, math.ceil(math.log2(k)))
+        self.stage_budget = problem.budget // self.n_stages
+        if self.stage_budget < k:
+            raise ConfigError(
+                f"{self.name}: budget {problem.budget} is too small for {k} arms: each of the "
+                f"{self.n_stages} stages gets floor(n / ceil(log2 K)) = {self.stage_budget} pulls, "
+                f"fewer than K = {k}. Use a budget of at least {self.n_stages * k}."
+            )
+        self.stage = np.zeros(replicas, dtype=np.int64)
+        self.stage_start = np.zeros((replicas, k), dtype=np.int64)  # pulls at stage start
+        self.stage_n = np.zeros((replicas, k), dtype=np.int64)
+        self.stage_m2 = np.zeros((replicas, k))
+        self.stage_mean = np.zeros((replicas, k))
+
+    # -- schedule ---------------------------------------------------------------------
+    def _advance(self, stats: ArmStats) -> None:
+        """Close the stages whose pulls are all dispatched (never the last one)."""
+        due = np.minimum(stats.dispatched // self.stage_budget, self.n_stages - 1)
+        rows = np.flatnonzero(due > self.stage)
+        if rows.size == 0:
+            return
+        self._eliminate(stats, rows)
+        self.stage[rows] += 1
+        self.stage_start[rows] = stats.pulls[rows]
+        for arr in (self.stage_n, self.stage_m2, self.stage_mean):
+            arr[rows] = 0
+
+    def _eliminate(self, stats: ArmStats, rows: np.ndarray) -> None:
+        active = stats.active[rows]
+        keep = np.ceil(active.sum(axis=1) / 2).astype(np.int64)
+        score = np.where(active, self.stage_mean[rows], -np.inf)
+        order = np.argsort(-score, axis=1, kind="stable")  # stable: lower index wins ties
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :], axis=1)
+        stats.active[rows] = active & (rank < keep[:, None])
+
+    def stage_pulls(self, stats: ArmStats) -> np.ndarray:
+        """Pulls (observed + pending) of each arm in the current stage, ``(R, K)``."""
+        return stats.pulls - self.stage_start
+
+    def base_rule(self, stats: ArmStats) -> np.ndarray:
+        """Round robin within the stage: the active arm with the fewest stage pulls."""
+        pulls = np.where(stats.active, self.stage_pulls(stats), np.iinfo(np.int64).max)
+        return np.argmin(pulls, axis=1)
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        self._advance(stats)
+        arms = self.base_rule(stats)
+        return np.where(stats.dispatched >= self.n_stages * self.stage_budget, STOPPED, arms)
+
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        n = self.stage_n[rows, arms] + 1
+        self.stage_n[rows, arms] = n
+        mean = self.stage_mean[rows, arms]
+        delta = rewards - mean
+        mean = mean + delta / n
+        self.stage_mean[rows, arms] = mean
+        self.stage_m2[rows, arms] += delta * (rewards - mean)
+
+    def recommend(self, stats: ArmStats) -> np.ndarray:
+        """Last stage finished and drained: its stage-mean winner; else the active arm with
+        the largest cumulative mean (seed 004's anytime rule)."""
+        finished = (stats.dispatched >= self.n_stages * self.stage_budget) & (
+            stats.pending.sum(axis=1) == 0
+        )
+        usable = stats.active & (stats.counts > 0)
+        cumulative = np.argmax(np.where(usable, stats.means, -np.inf), axis=1)
+        final = np.argmax(np.where(stats.active, self.stage_mean, -np.inf), axis=1)
+        return np.where(finished & (self.stage == self.n_stages - 1), final, cumulative)

@@ -1,0 +1,11 @@
+"""Built-in reward sources."""
+
+from __future__ import annotations
+
+from armlab.plugins import hookimpl
+from armlab.plugins.sources.simulated import Bernoulli, Gaussian
+
+
+@hookimpl
+def armlab_register_sources():
+    return [Gaussian, Bernoulli]
