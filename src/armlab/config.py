@@ -22,6 +22,7 @@ __all__ = [
     "PluginEntry",
     "PolicyEntry",
     "ProblemConfig",
+    "SweepConfig",
     "format_validation_error",
     "load_config",
 ]
@@ -115,6 +116,19 @@ class PolicyEntry(PluginEntry):
         return self.label or self.plugin
 
 
+class SweepConfig(_Strict):
+    """``[sweep]``: run the experiment once per value of one parameter (e.g. error vs budget).
+
+    Each value is a separate run from scratch, so budget-dependent schedules are honoured.
+    """
+
+    parameter: str = Field(
+        pattern=r"^(problem|source)\.[A-Za-z_][A-Za-z0-9_]*$",
+        description="dotted name of the swept field: problem.<field> or source.<parameter>",
+    )
+    values: list[Any] = Field(min_length=1, description="values the parameter takes, one run each")
+
+
 class ExperimentConfig(_Strict):
     """A whole experiment file."""
 
@@ -128,6 +142,7 @@ class ExperimentConfig(_Strict):
     feedback: FeedbackConfig = FeedbackConfig()
     policies: list[PolicyEntry] = Field(min_length=1)
     allocator: PluginEntry = PluginEntry(plugin="single")
+    sweep: SweepConfig | None = None
 
     @model_validator(mode="after")
     def _cross_checks(self) -> ExperimentConfig:
@@ -160,6 +175,31 @@ class ExperimentConfig(_Strict):
         else:
             points = {max(1, round(budget * i / 20)) for i in range(1, 21)}
         return sorted(points | {budget})
+
+    def variants(self) -> list[tuple[Any, ExperimentConfig]]:
+        """``(value, config)`` for each sweep value (just ``(None, self)`` without a sweep).
+
+        In a budget sweep, checkpoints beyond a run's budget are dropped for that run.
+        """
+        if self.sweep is None:
+            return [(None, self)]
+        table, field = self.sweep.parameter.split(".", 1)
+        out = []
+        for value in self.sweep.values:
+            data = self.model_dump(mode="python")
+            data["sweep"] = None
+            data[table][field] = value
+            if self.sweep.parameter == "problem.budget" and data["checkpoints"] is not None:
+                data["checkpoints"] = [c for c in data["checkpoints"] if c <= value] or None
+            try:
+                out.append((value, ExperimentConfig.model_validate(data)))
+            except ValidationError as exc:
+                lines = format_validation_error(exc)
+                raise ConfigError(
+                    f"sweep value {self.sweep.parameter} = {value!r} gives an invalid experiment:\n  "
+                    + "\n  ".join(lines)
+                ) from None
+        return out
 
     def with_overrides(self, **changes: Any) -> ExperimentConfig:
         """A copy with top-level fields replaced (``None`` values are ignored), re-validated."""

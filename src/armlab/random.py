@@ -76,22 +76,25 @@ def uniform_from_bits(bits: np.ndarray) -> np.ndarray:
     return ((bits >> _S11).astype(np.float64) + 0.5) * _TWO_M53
 
 
+def _golden_multiple(n: np.ndarray | int) -> np.ndarray:
+    """``n * GOLDEN`` modulo 2**64, as a ufunc so numpy never warns about the wrap-around."""
+    return np.multiply(np.asarray(n, dtype=np.uint64), _GOLDEN)
+
+
 def replica_keys(replicas: np.ndarray, *words: int | str) -> np.ndarray:
     """One stream key per global replica id, for the stream named by ``words``."""
     ids = np.asarray(replicas, dtype=np.uint64)
-    return mix64(np.uint64(derive_key(*words)) + (ids + np.uint64(1)) * _GOLDEN)
+    return mix64(np.uint64(derive_key(*words)) + _golden_multiple(ids + np.uint64(1)))
 
 
 def subkeys(keys: np.ndarray, n: int) -> np.ndarray:
     """Split each key into ``n`` independent keys: shape ``keys.shape + (n,)``."""
-    counters = (np.arange(n, dtype=np.uint64) + np.uint64(1)) * _GOLDEN
-    return mix64(keys[..., None] + counters)
+    return mix64(keys[..., None] + _golden_multiple(np.arange(1, n + 1)))
 
 
 def counter_uniforms(keys: np.ndarray, counters: np.ndarray | int) -> np.ndarray:
     """Element ``counters`` (0-based) of the streams ``keys``, as uniforms in (0, 1)."""
-    step = (np.asarray(counters, dtype=np.uint64) + np.uint64(1)) * _GOLDEN
-    return uniform_from_bits(mix64(keys + step))
+    return uniform_from_bits(mix64(keys + _golden_multiple(np.asarray(counters) + 1)))
 
 
 class KeyedRandom:
@@ -114,7 +117,7 @@ class KeyedRandom:
     def bits(self, step: int, size: int, rows: np.ndarray | None = None) -> np.ndarray:
         """Raw 64-bit words ``(R, size)`` (or ``(len(rows), size)``) for one step."""
         keys = self._keys if rows is None else self._keys[rows]
-        return subkeys(mix64(keys + np.uint64(step + 1) * _GOLDEN), size)
+        return subkeys(mix64(keys + _golden_multiple(np.asarray(step) + 1)), size)
 
     def uniform(self, step: int, size: int, rows: np.ndarray | None = None) -> np.ndarray:
         """Uniform draws in (0, 1) of shape ``(R, size)``."""
@@ -143,7 +146,7 @@ class KeyedRandom:
         attempt = 0
         while todo.any():
             # three words per entry and attempt: normal, accept-uniform, boost-uniform
-            words = uniform_from_bits(bits if attempt == 0 else mix64(bits + np.uint64(attempt) * _GOLDEN))
+            words = uniform_from_bits(bits if attempt == 0 else mix64(bits + _golden_multiple(attempt)))
             x = special.ndtri(words[:, 0, :])
             v = (1.0 + c * x) ** 3
             with np.errstate(invalid="ignore", divide="ignore"):

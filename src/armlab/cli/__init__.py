@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from armlab import __version__
 from armlab.cli.app import App
+from armlab.cli.errors import UserError
 from armlab.cli.plugins import plugins_command
 from armlab.cli.run import run_command
 from armlab.cli.validate import validate_command
@@ -16,7 +15,30 @@ from armlab.errors import ArmlabError
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class ArmlabGroup(click.Group):
+    """The root group; commands from plugins (``armlab_register_commands``) join on first use."""
+
+    _plugins_loaded = False
+
+    def _load_plugin_commands(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        try:
+            App(load_entrypoints=None).registry.pm.hook.armlab_register_commands(cli=self)
+        except ArmlabError as exc:
+            raise UserError(str(exc)) from None
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugin_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._load_plugin_commands()
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=ArmlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="armlab")
 @click.option(
     "--no-plugins",
@@ -37,10 +59,5 @@ cli.add_command(validate_command)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: plugin commands, then clean errors (exit 2) for user mistakes."""
-    try:
-        App(load_entrypoints=None).registry.pm.hook.armlab_register_commands(cli=cli)
-    except ArmlabError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
+    """Console-script entry point."""
     cli.main(args=argv, prog_name="armlab")

@@ -14,7 +14,7 @@ from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig, load_config
 from armlab.errors import ConfigError
 from armlab.orchestrator.live import LiveRun
-from armlab.orchestrator.simulate import simulate
+from armlab.orchestrator.simulate import ProgressCallback, simulate
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry
@@ -26,12 +26,13 @@ log = structlog.get_logger("armlab.orchestrator")
 
 def _resolve(
     config: ExperimentConfig | str | Path, seed: int | None, replicas: int | None, registry: Registry | None
-) -> tuple[ExperimentPlan, Registry]:
+) -> tuple[list[tuple[Any, ExperimentPlan]], Registry]:
+    """Load and validate the config and every sweep variant before anything runs."""
     if not isinstance(config, ExperimentConfig):
         config = load_config(config)
     config = config.with_overrides(seed=seed, replicas=replicas)
     registry = registry or Registry(get_plugin_manager())
-    return build_plan(config, registry), registry
+    return [(value, build_plan(variant, registry)) for value, variant in config.variants()], registry
 
 
 async def run_experiment_async(
@@ -41,16 +42,23 @@ async def run_experiment_async(
     replicas: int | None = None,
     out_dir: str | Path | None = None,
     registry: Registry | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """Run an experiment inside a running event loop; see :func:`run_experiment`."""
-    plan, registry = _resolve(config, seed, replicas, registry)
-    cfg = plan.config
+    plans, registry = _resolve(config, seed, replicas, registry)
+    base = plans[0][1]
+    cfg = base.config
     started = time.perf_counter()
     with structlog.contextvars.bound_contextvars(experiment=cfg.name):
         log.info("experiment_started", seed=cfg.seed, replicas=cfg.replicas, budget=cfg.problem.budget,
-                 objective=cfg.problem.objective.value, policies=[p.label for p in plan.policies],
-                 source=cfg.source.plugin, live=plan.live)
-        summary = await (_run_live(plan) if plan.live else _run_simulated(plan))
+                 objective=cfg.problem.objective.value, policies=[p.label for p in base.policies],
+                 source=cfg.source.plugin, live=base.live, runs=len(plans))
+        if base.live:
+            summary = await _run_live(base)
+        elif len(plans) == 1:
+            summary = await _run_simulated(base, progress)
+        else:
+            summary = await _run_sweep(plans, progress)
         summary["wall_seconds"] = time.perf_counter() - started
         if out_dir is not None:
             for info in registry.infos("sink"):
@@ -71,11 +79,41 @@ def _header(cfg: ExperimentConfig, replicas: int) -> dict[str, Any]:
     }
 
 
-async def _run_simulated(plan: ExperimentPlan) -> dict[str, Any]:
+async def _run_simulated(plan: ExperimentPlan, progress: ProgressCallback | None) -> dict[str, Any]:
     cfg = plan.config
-    results = await simulate(plan, seed=cfg.seed, replicas=np.arange(cfg.replicas))
+    results = await simulate(plan, seed=cfg.seed, replicas=np.arange(cfg.replicas), progress=progress)
     summary = _header(cfg, cfg.replicas)
-    summary["policies"] = {r.label: r.summary(cfg.problem.objective) for r in results}
+    summary["policies"] = {
+        r.label: r.summary(cfg.problem.objective, cfg.problem.budget) for r in results
+    }
+    return summary
+
+
+async def _run_sweep(plans: list[tuple[Any, ExperimentPlan]], progress: ProgressCallback | None) -> dict[str, Any]:
+    """One run per sweep value; per policy, the final metric of each run side by side."""
+    runs = []
+    for value, plan in plans:
+        with structlog.contextvars.bound_contextvars(sweep_value=value):
+            run = await _run_simulated(plan, progress)
+        run["sweep_value"] = value
+        runs.append(run)
+    base = plans[0][1].config
+    assert base.sweep is not None
+    summary = _header(base, base.replicas)
+    summary["budget"] = [run["budget"] for run in runs]
+    summary["sweep"] = {"parameter": base.sweep.parameter, "values": base.sweep.values}
+    metric = "regret" if base.problem.objective.value == "regret" else "error"
+    keys = ("regret_mean", "regret_stderr") if metric == "regret" else ("error_rate", "error_stderr")
+    summary["policies"] = {}
+    for label, first in runs[0]["policies"].items():
+        entry = {"plugin": first["plugin"], "params": first["params"]}
+        for key in keys:
+            entry[key] = [run["policies"][label][key][-1] for run in runs]
+        entry["wall_seconds"] = sum(run["policies"][label]["wall_seconds"] for run in runs)
+        trials = sum(run["replicas"] * run["budget"] for run in runs)
+        entry["run_steps_per_second"] = trials / entry["wall_seconds"] if entry["wall_seconds"] else None
+        summary["policies"][label] = entry
+    summary["runs"] = runs
     return summary
 
 
@@ -111,14 +149,20 @@ def run_experiment(
     replicas: int | None = None,
     out_dir: str | Path | None = None,
     registry: Registry | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """Run an experiment and return its summary (the content of ``summary.json``).
 
     ``config`` is a TOML path or an :class:`~armlab.config.ExperimentConfig`; ``seed`` and
     ``replicas`` override the file; with ``out_dir`` every registered result sink writes its
-    file there.  Mirrors ``armlab run``.
+    file there; ``progress(label, done, total)`` is called as trials are dispatched.  A
+    config with a ``[sweep]`` runs once per value; its summary holds, per policy, the
+    final metric of each run (and the runs themselves under ``"runs"``).  Mirrors
+    ``armlab run``.
     """
     return anyio.run(
-        lambda: run_experiment_async(config, seed=seed, replicas=replicas, out_dir=out_dir, registry=registry),
+        lambda: run_experiment_async(
+            config, seed=seed, replicas=replicas, out_dir=out_dir, registry=registry, progress=progress
+        ),
         backend="asyncio",
     )

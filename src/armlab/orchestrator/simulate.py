@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from armlab.plan import ExperimentPlan, PolicySpec
 from armlab.plugins.interfaces import RewardSource
 from armlab.problem import Objective
 
-__all__ = ["PolicyResult", "simulate"]
+__all__ = ["PolicyResult", "ProgressCallback", "simulate"]
 
 log = structlog.get_logger("armlab.orchestrator")
 
@@ -48,12 +49,21 @@ class PolicyResult:
     trials: int
     wall_seconds: float  # seconds spent in this policy's own steps
 
-    def summary(self, objective: Objective) -> dict[str, Any]:
+    def summary(self, objective: Objective, budget: int) -> dict[str, Any]:
+        """This policy's entry of ``summary.json``."""
         out: dict[str, Any] = {"plugin": self.spec.plugin, "params": self.spec.params.model_dump(mode="json")}
         if objective is Objective.REGRET:
             out["regret_mean"], out["regret_stderr"] = mean_and_stderr(self.cp_regret)
         else:
             out["error_rate"], out["error_stderr"] = mean_and_stderr(self.cp_error)
+        if self.spec.cls.stopping_rule:
+            stopped = self.stopped_at >= 0
+            times = np.where(stopped, self.stopped_at, budget).astype(np.float64)[:, None]
+            (mean,), (stderr,) = mean_and_stderr(times)
+            out["stopping_time_mean"], out["stopping_time_stderr"] = mean, stderr
+            out["stopped_fraction"] = float(stopped.mean())
+            if objective is not Objective.REGRET:
+                out["error_rate_at_stop"] = float(self.cp_error[:, -1].mean())
         out["wall_seconds"] = self.wall_seconds
         out["run_steps_per_second"] = self.trials / self.wall_seconds if self.wall_seconds > 0 else None
         return out
@@ -67,12 +77,23 @@ def prepare_sources(plan: ExperimentPlan, replicas: np.ndarray, seed: int) -> li
     return [source]
 
 
-async def simulate(plan: ExperimentPlan, *, seed: int, replicas: np.ndarray) -> list[PolicyResult]:
+#: Called as ``progress(label, trials_dispatched, trials_total)`` while a policy runs.
+ProgressCallback = Callable[[str, int, int], None]
+
+
+async def simulate(
+    plan: ExperimentPlan,
+    *,
+    seed: int,
+    replicas: np.ndarray,
+    progress: ProgressCallback | None = None,
+) -> list[PolicyResult]:
     """Run all policies of ``plan`` on ``replicas`` (global ids); one task per policy."""
     checkpoints = plan.config.checkpoint_list()
     sources = prepare_sources(plan, replicas, seed)
     problems = [plan.problem(s, s.truth) for s in sources]
     results: dict[str, PolicyResult] = {}
+    total = int(replicas.size) * plan.config.problem.budget
     send, receive = anyio.create_memory_object_stream[CheckpointEvent](max_buffer_size=256)
 
     async def run_policy(spec: PolicySpec, events: ObjectSendStream[CheckpointEvent]) -> None:
@@ -101,6 +122,8 @@ async def simulate(plan: ExperimentPlan, *, seed: int, replicas: np.ndarray) -> 
                     await events.send(CheckpointEvent(spec.label, cp.trials, mean[0], stderr[0]))
                 steps += 1
                 if steps % STEPS_PER_YIELD == 0:
+                    if progress is not None:
+                        progress(spec.label, int(sim.dispatched.sum()), total)
                     await anyio.sleep(0)
             results[spec.label] = PolicyResult(
                 label=spec.label,
@@ -112,6 +135,8 @@ async def simulate(plan: ExperimentPlan, *, seed: int, replicas: np.ndarray) -> 
                 trials=int(sim.dispatched.sum()),
                 wall_seconds=busy,
             )
+            if progress is not None:
+                progress(spec.label, total, total)
             log.info("policy_finished", policy=spec.label, trials=results[spec.label].trials,
                      wall_seconds=round(results[spec.label].wall_seconds, 4))
 

@@ -69,6 +69,9 @@ class Policy(Plugin, ABC):
 
     #: Objectives this policy can serve; the config validator checks it.
     objectives: ClassVar[frozenset[Objective]] = ALL_OBJECTIVES
+    #: True for fixed-confidence rules: STOPPED then means "confident", and summaries
+    #: report stopping times (the budget is only a cap).
+    stopping_rule: ClassVar[bool] = False
 
     problem: Problem
     replicas: int

@@ -18,9 +18,17 @@ ENTRY_POINT_GROUP = "armlab"
 #: Built-in plugin modules, registered exactly as third-party plugins are.
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "armlab.plugins.policies",
+    "armlab.plugins.thresholding",
+    "armlab.plugins.fixed_budget",
+    "armlab.plugins.fixed_confidence",
+    "armlab.plugins.regret",
+    "armlab.plugins.gcp",
     "armlab.plugins.sources",
     "armlab.plugins.allocators",
     "armlab.plugins.sinks",
+    "armlab.movielens.plugin",
+    "armlab.adapters.plugin",
+    "armlab.cli.extras",
 )
 
 

@@ -1,0 +1,1 @@
+"""MovieLens replay (seed 004 section 5.2): ratings loader, ALS completion, replay source."""

@@ -1,0 +1,10 @@
+"""Cumulative-regret policies (seed 001: EUCBV and its baselines)."""
+
+from __future__ import annotations
+
+from armlab.plugins import hookimpl
+
+
+@hookimpl
+def armlab_register_policies():
+    return []
