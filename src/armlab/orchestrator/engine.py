@@ -10,8 +10,9 @@ when its trial count reaches them (the last one once all its results are in).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,7 +24,17 @@ from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["Simulation"]
+__all__ = ["Simulation", "StepObserver"]
+
+
+class StepObserver(Protocol):
+    """Extra metrics computed along a run (e.g. a confidence bound tracked every step)."""
+
+    def after_step(self, sim: Simulation) -> None:
+        """Called at the end of every simulated step (after results were observed)."""
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready entries merged into the policy's summary."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +63,9 @@ class Simulation:
         seed: int,
         replicas: np.ndarray,
         checkpoints: list[int],
+        observers: Sequence[StepObserver] = (),
     ) -> None:
+        self.observers = list(observers)
         self.replica_ids = np.asarray(replicas, dtype=np.int64)
         n = self.replica_ids.size
         self.sources = sources
@@ -124,6 +137,8 @@ class Simulation:
             for bandit, r, arms, rewards in self.ledger.release(self.step_index):
                 self._observe(bandit, r, arms, rewards)
         self._take_checkpoints()
+        for observer in self.observers:
+            observer.after_step(self)
         self.step_index += 1
         return self._newly_completed()
 

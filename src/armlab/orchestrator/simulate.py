@@ -12,7 +12,7 @@ import numpy as np
 import structlog
 from anyio.abc import ObjectSendStream
 
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.engine import Simulation, StepObserver
 from armlab.orchestrator.metrics import mean_and_stderr
 from armlab.plan import ExperimentPlan, PolicySpec
 from armlab.plugins.interfaces import RewardSource
@@ -46,6 +46,7 @@ class PolicyResult:
     cp_error: np.ndarray
     cp_regret: np.ndarray
     stopped_at: np.ndarray
+    extra: dict[str, Any]  # entries from step observers
     trials: int
     wall_seconds: float  # seconds spent in this policy's own steps
 
@@ -64,6 +65,7 @@ class PolicyResult:
             out["stopped_fraction"] = float(stopped.mean())
             if objective is not Objective.REGRET:
                 out["error_rate_at_stop"] = float(self.cp_error[:, -1].mean())
+        out.update(self.extra)
         out["wall_seconds"] = self.wall_seconds
         out["run_steps_per_second"] = self.trials / self.wall_seconds if self.wall_seconds > 0 else None
         return out
@@ -79,6 +81,11 @@ def prepare_sources(plan: ExperimentPlan, replicas: np.ndarray, seed: int) -> li
 
 #: Called as ``progress(label, trials_dispatched, trials_total)`` while a policy runs.
 ProgressCallback = Callable[[str, int, int], None]
+
+
+def make_observers(plan: ExperimentPlan) -> list[StepObserver]:
+    """Step observers the experiment asks for (none by default)."""
+    return []
 
 
 async def simulate(
@@ -109,6 +116,7 @@ async def simulate(
                 seed=seed,
                 replicas=replicas,
                 checkpoints=checkpoints,
+                observers=make_observers(plan),
             )
             busy += time.perf_counter() - start
             steps = 0
@@ -132,6 +140,7 @@ async def simulate(
                 cp_error=sim.cp_error,
                 cp_regret=sim.cp_regret,
                 stopped_at=sim.stopped_at,
+                extra={k: v for obs in sim.observers for k, v in obs.summary().items()},
                 trials=int(sim.dispatched.sum()),
                 wall_seconds=busy,
             )
