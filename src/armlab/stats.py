@@ -28,6 +28,11 @@ class ArmStats:
         self.active = np.ones((replicas, n_arms), dtype=bool)
         self.dispatched = np.zeros(replicas, dtype=np.int64)
         self.observed = np.zeros(replicas, dtype=np.int64)
+        # flat views: one 1-d gather per array is much cheaper than a 2-d fancy index
+        self._counts = self.counts.reshape(-1)
+        self._means = self.means.reshape(-1)
+        self._m2 = self.m2.reshape(-1)
+        self._pending = self.pending.reshape(-1)
 
     def __repr__(self) -> str:
         return (
@@ -50,23 +55,40 @@ class ArmStats:
         np.divide(self.m2, denom, out=out, where=denom > 0)
         return out
 
+    def flat_index(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray:
+        """Positions of ``(rows, arms)`` in the flattened ``(R * K)`` arrays."""
+        return rows * self.n_arms + arms
+
+    def pulls_at(self, flat: np.ndarray) -> np.ndarray:
+        """Observed plus pending pulls at flat positions (see :meth:`flat_index`)."""
+        return self._counts[flat] + self._pending[flat]
+
     def dispatch(self, rows: np.ndarray, arms: np.ndarray) -> None:
         """Record trials started on ``arms`` for replicas ``rows`` (unique rows)."""
-        self.pending[rows, arms] += 1
+        self._pending[self.flat_index(rows, arms)] += 1
         self.dispatched[rows] += 1
 
     def observe(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
         """Fold one result per row into the Welford statistics (``rows`` must be unique)."""
-        self.pending[rows, arms] -= 1
+        flat = self.flat_index(rows, arms)
+        self._pending[flat] -= 1
+        self._fold(rows, flat, rewards)
+
+    def record(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
+        """:meth:`dispatch` and :meth:`observe` at once, for results seen without delay."""
+        self.dispatched[rows] += 1
+        self._fold(rows, self.flat_index(rows, arms), rewards)
+
+    def _fold(self, rows: np.ndarray, flat: np.ndarray, rewards: np.ndarray) -> None:
         self.observed[rows] += 1
-        n = self.counts[rows, arms] + 1
-        self.counts[rows, arms] = n
-        mean = self.means[rows, arms]
+        n = self._counts[flat] + 1
+        self._counts[flat] = n
+        mean = self._means[flat]
         delta = rewards - mean
-        mean = mean + delta / n
-        self.means[rows, arms] = mean
-        self.m2[rows, arms] += delta * (rewards - mean)
+        mean += delta / n
+        self._means[flat] = mean
+        self._m2[flat] += delta * (rewards - mean)
 
     def release(self, rows: np.ndarray, arms: np.ndarray) -> None:
         """Drop pending trials that ended without a reward (failed, timed out, abandoned)."""
-        self.pending[rows, arms] -= 1
+        self._pending[self.flat_index(rows, arms)] -= 1

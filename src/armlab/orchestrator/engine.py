@@ -80,7 +80,7 @@ class Simulation:
             self.policies.append(policy)
         self.allocator = allocator
         allocator.reset(problems, n, KeyedRandom(seed, "allocator", replicas=self.replica_ids))
-        self.gaps = [p.truth.gaps() for p in problems]  # type: ignore[union-attr]
+        self._flat_gaps = [p.truth.gaps().reshape(-1) for p in problems]  # type: ignore[union-attr]
         self.delay = DelayModel(feedback, seed, self.replica_ids)
         self.in_flight_limit = feedback.effective_in_flight
         self.ledger = None if self.delay.immediate else PendingLedger(n, self.in_flight_limit)
@@ -95,6 +95,8 @@ class Simulation:
         self.cp_error = np.zeros((n, self.checkpoints.size))
         self._all_rows = np.arange(n)
         self._completed_cp = 0
+        self._any_stopped = False
+        self._min_target = int(self.checkpoints[0])
 
     def __repr__(self) -> str:
         return (
@@ -144,6 +146,7 @@ class Simulation:
 
     def _stop(self, rows: np.ndarray) -> None:
         self.stopped_at[rows] = self.dispatched[rows]
+        self._any_stopped = True
 
     def _dispatch(self, bandit: int, rows: np.ndarray) -> None:
         if rows.size == 0:
@@ -156,25 +159,30 @@ class Simulation:
         if stop.any():
             self._stop(rows[stop])
             rows, arms = rows[~stop], arms[~stop]
-        pulls = st.counts[rows, arms] + st.pending[rows, arms]
-        rewards = self.sources[bandit].sample(rows, arms, pulls)
-        self.regret[rows] += self.gaps[bandit][rows, arms]
-        st.dispatch(rows, arms)
+        flat = st.flat_index(rows, arms)
+        rewards = self.sources[bandit].sample(rows, arms, st.pulls_at(flat))
+        self.regret[rows] += self._flat_gaps[bandit][flat]
         self.dispatched[rows] += 1
         if self.ledger is None:
-            self._observe(bandit, rows, arms, rewards)
+            st.record(rows, arms, rewards)
+            self._after_observation(bandit, rows, arms, rewards)
         else:
+            st.dispatch(rows, arms)
             due = self.delay.due(self.step_index, rows, self.dispatched[rows] - 1)
             self.ledger.push(rows, bandit, arms, rewards, due)
 
     def _observe(self, bandit: int, rows, arms, rewards) -> None:
-        st = self.stats[bandit]
-        st.observe(rows, arms, rewards)
-        self.policies[bandit].update(st, rows, arms, rewards)
+        self.stats[bandit].observe(rows, arms, rewards)
+        self._after_observation(bandit, rows, arms, rewards)
+
+    def _after_observation(self, bandit: int, rows, arms, rewards) -> None:
+        self.policies[bandit].update(self.stats[bandit], rows, arms, rewards)
         self.allocator.update(bandit, self.stats, rows, arms, rewards)
 
     # -- checkpoints -------------------------------------------------------------------
     def _take_checkpoints(self) -> None:
+        if not self._any_stopped and self.dispatched.max() < self._min_target:
+            return  # nobody reached a checkpoint or finished: the common case, kept cheap
         while True:
             target = self._cp_with_sentinel[self._next_cp]
             done = self.done
@@ -185,6 +193,7 @@ class Simulation:
             rows = np.flatnonzero(hit)
             self._record(rows, self._next_cp[rows])
             self._next_cp[rows] += 1
+            self._min_target = int(self._cp_with_sentinel[self._next_cp].min())
 
     def _record(self, rows: np.ndarray, index: np.ndarray) -> None:
         self.cp_regret[rows, index] = self.regret[rows]

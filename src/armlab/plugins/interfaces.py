@@ -134,7 +134,7 @@ class RewardSource(Plugin, ABC):
     def reset(self, replicas: np.ndarray, seed: int, bandit: int = 0) -> None:
         """Prepare ``replicas`` (global replica ids) of bandit number ``bandit``."""
         self.replica_ids = np.asarray(replicas, dtype=np.int64)
-        self._keys = subkeys(replica_keys(self.replica_ids, seed, "reward", bandit), self.n_arms)
+        self._flat_keys = subkeys(replica_keys(self.replica_ids, seed, "reward", bandit), self.n_arms).reshape(-1)
         self._truth = self.truth_for(KeyedRandom(seed, "truth", bandit, replicas=self.replica_ids))
 
     @abstractmethod
@@ -148,7 +148,7 @@ class RewardSource(Plugin, ABC):
 
     def uniforms(self, rows: np.ndarray, arms: np.ndarray, pulls: np.ndarray) -> np.ndarray:
         """The uniform in (0, 1) behind pull number ``pulls`` (0-based) of each arm."""
-        return counter_uniforms(self._keys[rows, arms], pulls)
+        return counter_uniforms(self._flat_keys[rows * self.n_arms + arms], pulls)
 
     def sample(self, rows: np.ndarray, arms: np.ndarray, pulls: np.ndarray) -> np.ndarray:
         """Rewards of the ``pulls``-th pull of ``arms`` for replicas ``rows``."""

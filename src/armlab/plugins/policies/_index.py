@@ -7,7 +7,7 @@ import numpy as np
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["argmax_random_ties", "select_by_index"]
+__all__ = ["IndexWarmup", "argmax_random_ties", "select_by_index"]
 
 
 def argmax_random_ties(
@@ -38,13 +38,31 @@ def select_by_index(
     observations yet (results still in flight), the active arm with the fewest pulls is
     chosen.  Ties go to the lowest index, or are random when ``rng`` is given.
     """
-    ready = stats.counts >= need
-    if ready.all() and stats.active.all():
-        return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
     pulls = np.where(stats.active, stats.pulls, np.iinfo(np.int64).max)
     fewest = np.argmin(pulls, axis=1)
     warm = pulls[np.arange(stats.replicas), fewest] >= need
-    usable = ready & stats.active
+    usable = (stats.counts >= need) & stats.active
     masked = np.where(usable, index, -np.inf)
     chosen = np.argmax(masked, axis=1) if rng is None else argmax_random_ties(masked, rng, stats.dispatched)
     return np.where(warm & usable.any(axis=1), chosen, fewest)
+
+
+class IndexWarmup:
+    """Remembers when every arm of every replica has ``need`` observations.
+
+    From then on (counts never decrease) an index policy that does not eliminate arms can
+    take a plain argmax, skipping :func:`select_by_index`'s masks: the hot path of UCB-type
+    policies.  Arms made inactive by someone else send it back to the masked path.
+    """
+
+    def __init__(self, need: int = 1) -> None:
+        self.need = need
+        self.done = False
+
+    def select(self, stats: ArmStats, index: np.ndarray, rng: KeyedRandom | None = None) -> np.ndarray:
+        """:func:`select_by_index`, with the masks skipped once warm."""
+        if not self.done:
+            self.done = bool(stats.counts.min() >= self.need)
+        if self.done and stats.active.all():
+            return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
+        return select_by_index(stats, index, self.need, rng)

@@ -8,8 +8,8 @@ import numpy as np
 from pydantic import Field
 
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._index import select_by_index
-from armlab.problem import Objective, Problem
+from armlab.plugins.policies._index import IndexWarmup
+from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
@@ -27,26 +27,35 @@ class UCB1(Policy):
     ``n`` is the number of observed rewards so far (t - 1 at decision t) and ``N_i`` the
     observed pulls of arm i.  Anytime; analysed for rewards in [0, 1], runs unchanged on any
     real rewards.  Pending pulls: an arm whose first result is still in flight is not pulled
-    again until it arrives.
+    again until it arrives.  ``1/sqrt(N_i)`` is updated only for the arm observed, so a step
+    costs one multiply-add and one argmax over the arms.
     """
 
     name = "ucb1"
     Params = UCB1Params
-    objectives = frozenset(Objective)
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
         self._inv_sqrt = np.zeros((replicas, problem.n_arms))
+        self._flat_inv_sqrt = self._inv_sqrt.reshape(-1)
+        self._index = np.empty((replicas, problem.n_arms))
+        self._warmup = IndexWarmup(need=1)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        self._inv_sqrt[rows, arms] = 1.0 / np.sqrt(stats.counts[rows, arms])
+        flat = stats.flat_index(rows, arms)
+        self._flat_inv_sqrt[flat] = 1.0 / np.sqrt(stats.counts.reshape(-1)[flat])
 
     def index(self, stats: ArmStats) -> np.ndarray:
         """The UCB1 index ``(R, K)`` (arms without observations get a zero bonus here)."""
-        n = np.maximum(stats.observed, 1).astype(np.float64)
-        scale = np.sqrt(self.params.exploration * np.log(n))[:, None]
-        return stats.means + scale * self._inv_sqrt
+        n = stats.observed
+        if n[0] == n[-1] and (n == n[0]).all():  # replicas in lockstep: one scalar scale
+            scale = np.sqrt(self.params.exploration * np.log(max(int(n[0]), 1)))
+        else:
+            scale = np.sqrt(self.params.exploration * np.log(np.maximum(n, 1)))[:, None]
+        np.multiply(self._inv_sqrt, scale, out=self._index)
+        np.add(self._index, stats.means, out=self._index)
+        return self._index
 
     def select(self, stats: ArmStats) -> np.ndarray:
         rng = self.rng if self.params.tie_break == "random" else None
-        return select_by_index(stats, self.index(stats), need=1, rng=rng)
+        return self._warmup.select(stats, self.index(stats), rng)

@@ -48,11 +48,13 @@ class Gaussian(RewardSource):
         variances = self.params.variances
         var = np.full(k, variances) if not isinstance(variances, list) else np.asarray(variances)
         means = np.broadcast_to(np.asarray(self.params.means, dtype=np.float64), (r, k))
-        self._sd = np.broadcast_to(np.sqrt(var), (r, k))
+        self._mean_of_arm = np.asarray(self.params.means, dtype=np.float64)
+        self._sd_of_arm = np.sqrt(var)
         return Truth(means=means, variances=np.broadcast_to(var, (r, k)))
 
     def rewards_from_uniforms(self, rows, arms, u) -> np.ndarray:
-        return self.truth.means[rows, arms] + self._sd[rows, arms] * special.ndtri(u)
+        # the same arms in every replica: gather by arm only
+        return self._mean_of_arm[arms] + self._sd_of_arm[arms] * special.ndtri(u)
 
 
 class BernoulliParams(PluginParams):
@@ -79,8 +81,8 @@ class Bernoulli(RewardSource):
 
     def truth_for(self, rng: KeyedRandom) -> Truth:
         k, r = self.n_arms, rng.replicas.size
-        p = np.asarray(self.params.means, dtype=np.float64)
+        p = self._p = np.asarray(self.params.means, dtype=np.float64)
         return Truth(means=np.broadcast_to(p, (r, k)), variances=np.broadcast_to(p * (1 - p), (r, k)))
 
     def rewards_from_uniforms(self, rows, arms, u) -> np.ndarray:
-        return (u < self.truth.means[rows, arms]).astype(np.float64)
+        return (u < self._p[arms]).astype(np.float64)
