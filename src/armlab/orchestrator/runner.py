@@ -14,7 +14,8 @@ from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig, load_config
 from armlab.errors import ConfigError
 from armlab.orchestrator.live import LiveRun
-from armlab.orchestrator.simulate import ProgressCallback, simulate
+from armlab.orchestrator.shards import ShardRunner
+from armlab.orchestrator.simulate import PolicyResult, ProgressCallback, simulate
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry
@@ -26,13 +27,14 @@ log = structlog.get_logger("armlab.orchestrator")
 
 def _resolve(
     config: ExperimentConfig | str | Path, seed: int | None, replicas: int | None, registry: Registry | None
-) -> tuple[list[tuple[Any, ExperimentPlan]], Registry]:
+) -> tuple[ExperimentConfig, list[tuple[Any, ExperimentPlan]], Registry]:
     """Load and validate the config and every sweep variant before anything runs."""
     if not isinstance(config, ExperimentConfig):
         config = load_config(config)
     config = config.with_overrides(seed=seed, replicas=replicas)
     registry = registry or Registry(get_plugin_manager())
-    return [(value, build_plan(variant, registry)) for value, variant in config.variants()], registry
+    plans = [(value, build_plan(variant, registry)) for value, variant in config.variants()]
+    return config, plans, registry
 
 
 async def run_experiment_async(
@@ -43,9 +45,10 @@ async def run_experiment_async(
     out_dir: str | Path | None = None,
     registry: Registry | None = None,
     progress: ProgressCallback | None = None,
+    scale: ShardRunner | None = None,
 ) -> dict[str, Any]:
     """Run an experiment inside a running event loop; see :func:`run_experiment`."""
-    plans, registry = _resolve(config, seed, replicas, registry)
+    config, plans, registry = _resolve(config, seed, replicas, registry)
     base = plans[0][1]
     cfg = base.config
     started = time.perf_counter()
@@ -55,10 +58,12 @@ async def run_experiment_async(
                  source=cfg.source.plugin, live=base.live, runs=len(plans))
         if base.live:
             summary = await _run_live(base)
-        elif len(plans) == 1:
-            summary = await _run_simulated(base, progress)
         else:
-            summary = await _run_sweep(plans, progress)
+            results = await _simulate_all([plan for _, plan in plans], progress, scale)
+            if len(plans) == 1:
+                summary = _run_summary(base, results[0])
+            else:
+                summary = _sweep_summary(config, plans, results)
         summary["wall_seconds"] = time.perf_counter() - started
         if out_dir is not None:
             for info in registry.infos("sink"):
@@ -66,6 +71,20 @@ async def run_experiment_async(
                 log.info("results_written", sink=info.name, path=str(path))
         log.info("experiment_finished", wall_seconds=round(summary["wall_seconds"], 4))
     return summary
+
+
+async def _simulate_all(
+    plans: list[ExperimentPlan], progress: ProgressCallback | None, scale: ShardRunner | None
+) -> list[list[PolicyResult]]:
+    """Per plan, per policy results: in this process, or sharded by ``scale``."""
+    if scale is not None:
+        return await anyio.to_thread.run_sync(scale.run, plans)
+    results = []
+    for plan in plans:
+        cfg = plan.config
+        with structlog.contextvars.bound_contextvars(budget=cfg.problem.budget):
+            results.append(await simulate(plan, seed=cfg.seed, replicas=np.arange(cfg.replicas), progress=progress))
+    return results
 
 
 def _header(cfg: ExperimentConfig, replicas: int) -> dict[str, Any]:
@@ -79,31 +98,29 @@ def _header(cfg: ExperimentConfig, replicas: int) -> dict[str, Any]:
     }
 
 
-async def _run_simulated(plan: ExperimentPlan, progress: ProgressCallback | None) -> dict[str, Any]:
+def _run_summary(plan: ExperimentPlan, results: list[PolicyResult]) -> dict[str, Any]:
     cfg = plan.config
-    results = await simulate(plan, seed=cfg.seed, replicas=np.arange(cfg.replicas), progress=progress)
     summary = _header(cfg, cfg.replicas)
-    summary["policies"] = {
-        r.label: r.summary(cfg.problem.objective, cfg.problem.budget) for r in results
-    }
+    summary["policies"] = {r.label: r.summary(cfg.problem.objective, cfg.problem.budget) for r in results}
     return summary
 
 
-async def _run_sweep(plans: list[tuple[Any, ExperimentPlan]], progress: ProgressCallback | None) -> dict[str, Any]:
+def _sweep_summary(
+    config: ExperimentConfig, plans: list[tuple[Any, ExperimentPlan]], results: list[list[PolicyResult]]
+) -> dict[str, Any]:
     """One run per sweep value; per policy, the final metric of each run side by side."""
     runs = []
-    for value, plan in plans:
-        with structlog.contextvars.bound_contextvars(sweep_value=value):
-            run = await _run_simulated(plan, progress)
+    for (value, plan), run_results in zip(plans, results, strict=True):
+        run = _run_summary(plan, run_results)
         run["sweep_value"] = value
         runs.append(run)
-    base = plans[0][1].config
-    assert base.sweep is not None
-    summary = _header(base, base.replicas)
+    assert config.sweep is not None
+    summary = _header(config, config.replicas)
     summary["budget"] = [run["budget"] for run in runs]
-    summary["sweep"] = {"parameter": base.sweep.parameter, "values": base.sweep.values}
-    metric = "regret" if base.problem.objective.value == "regret" else "error"
-    keys = ("regret_mean", "regret_stderr") if metric == "regret" else ("error_rate", "error_stderr")
+    summary["checkpoints"] = [run["checkpoints"][-1] for run in runs]
+    summary["sweep"] = {"parameter": config.sweep.parameter, "values": config.sweep.values}
+    regret = config.problem.objective.value == "regret"
+    keys = ("regret_mean", "regret_stderr") if regret else ("error_rate", "error_stderr")
     summary["policies"] = {}
     for label, first in runs[0]["policies"].items():
         entry = {"plugin": first["plugin"], "params": first["params"]}
@@ -150,6 +167,7 @@ def run_experiment(
     out_dir: str | Path | None = None,
     registry: Registry | None = None,
     progress: ProgressCallback | None = None,
+    scale: ShardRunner | None = None,
 ) -> dict[str, Any]:
     """Run an experiment and return its summary (the content of ``summary.json``).
 
@@ -157,12 +175,14 @@ def run_experiment(
     ``replicas`` override the file; with ``out_dir`` every registered result sink writes its
     file there; ``progress(label, done, total)`` is called as trials are dispatched.  A
     config with a ``[sweep]`` runs once per value; its summary holds, per policy, the
-    final metric of each run (and the runs themselves under ``"runs"``).  Mirrors
-    ``armlab run``.
+    final metric of each run (and the runs themselves under ``"runs"``).  ``scale`` (a
+    :class:`~armlab.orchestrator.shards.ShardRunner`) splits replicas into shards run on
+    worker processes or Dask; the numbers do not change.  Mirrors ``armlab run``.
     """
     return anyio.run(
         lambda: run_experiment_async(
-            config, seed=seed, replicas=replicas, out_dir=out_dir, registry=registry, progress=progress
+            config, seed=seed, replicas=replicas, out_dir=out_dir, registry=registry, progress=progress,
+            scale=scale,
         ),
         backend="asyncio",
     )
