@@ -127,37 +127,53 @@ class KeyedRandom:
         """Standard normal draws of shape ``(R, size)`` (inverse-CDF transform)."""
         return special.ndtri(self.uniform(step, size, rows))
 
-    def gamma(self, step: int, shape: np.ndarray) -> np.ndarray:
+    def gamma(self, step: int | np.ndarray, shape: np.ndarray) -> np.ndarray:
         """Gamma(shape, 1) draws, one per entry of ``shape`` (an ``(R, K)`` array).
 
         Marsaglia & Tsang (2000) squeeze-rejection for shape >= 1, with the boost
         ``G(a) = G(a + 1) * U**(1/a)`` for shape < 1.  Attempt ``j`` of entry ``k`` uses
-        counters derived from ``(step, k, j)``, so the result stays a pure function of the key.
+        words derived from ``(step, k, j)``, so the result stays a pure function of the key.
+        The first attempt runs on every entry; later attempts only on the rejected ones.
         """
         shape = np.asarray(shape, dtype=np.float64)
         rows, width = shape.shape
         boosted = shape < 1.0
-        a = np.where(boosted, shape + 1.0, shape)
+        any_boost = bool(boosted.any())
+        a = np.where(boosted, shape + 1.0, shape) if any_boost else shape
         d = a - 1.0 / 3.0
         c = 1.0 / np.sqrt(9.0 * d)
-        out = np.empty_like(a)
-        todo = np.ones(a.shape, dtype=bool)
-        bits = self.bits(step, 3 * width).reshape(rows, 3, width)
+        n_words = 3 if any_boost else 2
+        bits = self.bits(step, n_words * width).reshape(rows, n_words, width)
+        first = bits[:, 0, :].reshape(-1)
+        second = bits[:, 1, :].reshape(-1)
+        d, c = d.reshape(-1), c.reshape(-1)
+        out = np.empty(rows * width)
+        todo = np.arange(rows * width)
         attempt = 0
-        while todo.any():
-            # three words per entry and attempt: normal, accept-uniform, boost-uniform
-            words = uniform_from_bits(bits if attempt == 0 else mix64(bits + _golden_multiple(attempt)))
-            x = special.ndtri(words[:, 0, :])
-            v = (1.0 + c * x) ** 3
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ok = (v > 0) & (np.log(words[:, 1, :]) < 0.5 * x * x + d - d * v + d * np.log(v))
-            accept = todo & ok
-            out[accept] = (d * v)[accept]
-            if attempt == 0 and boosted.any():
-                boost = words[:, 2, :] ** (1.0 / np.where(boosted, shape, 1.0))
-            todo &= ~accept
+        while todo.size:
+            if attempt == 0:
+                x = special.ndtri(uniform_from_bits(first))
+                u = uniform_from_bits(second)
+                dd, cc = d, c
+            else:
+                salt = _golden_multiple(attempt)
+                x = special.ndtri(uniform_from_bits(mix64(first[todo] + salt)))
+                u = uniform_from_bits(mix64(second[todo] + salt))
+                dd, cc = d[todo], c[todo]
+            v = 1.0 + cc * x
+            v = v * v * v
+            x2 = x * x
+            accept = (v > 0) & (u < 1.0 - 0.0331 * x2 * x2)  # squeeze: no logarithms
+            unsure = np.flatnonzero((v > 0) & ~accept)
+            if unsure.size:
+                vu, du = v[unsure], dd[unsure]
+                accept[unsure] = np.log(u[unsure]) < 0.5 * x2[unsure] + du - du * vu + du * np.log(vu)
+            out[todo[accept]] = (dd * v)[accept]
+            todo = todo[~accept]
             attempt += 1
-        if boosted.any():
+        out = out.reshape(rows, width)
+        if any_boost:
+            boost = uniform_from_bits(bits[:, 2, :]) ** (1.0 / np.where(boosted, shape, 1.0))
             out = np.where(boosted, out * boost, out)
         return out
 
