@@ -17,8 +17,11 @@ from armlab.errors import ConfigError
 from armlab.problem import Objective
 
 __all__ = [
+    "BANDITS_SOURCE",
+    "BanditEntry",
     "ExperimentConfig",
     "FeedbackConfig",
+    "MetricsConfig",
     "PluginEntry",
     "PolicyEntry",
     "ProblemConfig",
@@ -93,6 +96,19 @@ class FeedbackConfig(_Strict):
         return self.delay if self.delay_model == "batch" else self.longest_delay + 1
 
 
+class MetricsConfig(_Strict):
+    """``[metrics]``: extra metrics tracked along simulated runs (each costs time per step).
+
+    ``confidence = true`` tracks seed 003's eq. (3) confidence bound for every replica and
+    reports it per checkpoint plus completion times; see
+    :mod:`armlab.orchestrator.confidence_metric` for the definition and the summary keys.
+    """
+
+    confidence: bool = Field(False, description="track the eq. (3) confidence bound and completion times")
+    confidence_level: float = Field(0.98, gt=0, lt=1, description="confidence a run must hold to complete")
+    confidence_hold: int = Field(100, ge=0, description="trials the level must be held before the completion trial")
+
+
 class PluginEntry(BaseModel):
     """A plugin table: ``plugin`` names it; every other key is one of its parameters."""
 
@@ -107,13 +123,57 @@ class PluginEntry(BaseModel):
 
 
 class PolicyEntry(PluginEntry):
-    """A ``[[policies]]`` entry; ``label`` tells apart two runs of one plugin."""
+    """A ``[[policies]]`` entry; ``label`` tells apart two runs of one plugin.
+
+    In a multi-bandit experiment each compared method is an (allocator, arm rule) pair: an
+    inline ``allocator = {plugin = "gcp-bayes"}`` overrides the experiment's ``[allocator]``
+    for this entry only.
+    """
 
     label: str | None = Field(None, min_length=1, description="name in results; default: the plugin name")
+    allocator: PluginEntry | None = Field(
+        None, description="this entry's budget allocator (inline table); default: the [allocator] table"
+    )
 
     @property
     def display_label(self) -> str:
-        return self.label or self.plugin
+        if self.label:
+            return self.label
+        return f"{self.allocator.plugin}/{self.plugin}" if self.allocator else self.plugin
+
+
+#: ``source`` of a multi-bandit experiment: a placeholder naming the ``[[bandits]]`` list (each
+#: bandit has its own source), so that ``config.source`` is always a plugin table.
+BANDITS_SOURCE = "bandits"
+
+
+class BanditEntry(_Strict):
+    """A ``[[bandits]]`` entry: one bandit of a multi-bandit experiment (or ``count`` alike).
+
+    Bandits share the trial budget of ``[problem]``; each has its own source (arm counts may
+    differ), and may override the objective and ``m`` of ``[problem]``.  ``target_arm`` names
+    the arm a *targeted* experiment hopes is best (seed 003, section 5.1): targeted allocators
+    pursue it, and the summary counts completions among bandits where it truly is best.
+    Entries with ``count > 1`` stand for that many bandits whose instances are drawn
+    independently (a random source gives each its own instance).
+    """
+
+    source: PluginEntry = Field(description="this bandit's reward source (inline table)")
+    count: int = Field(1, ge=1, description="number of bandits this entry stands for")
+    label: str | None = Field(None, min_length=1, description="name in results; default: bandit<index>")
+    objective: Objective | None = Field(None, description="best-arm | top-m; default: [problem] objective")
+    m: int | None = Field(None, ge=1, description="size of the top-m set; default: [problem] m")
+    target_arm: int | None = Field(
+        None, ge=0, description="0-based arm pursued by targeted allocators (best-arm objective only)"
+    )
+
+    @model_validator(mode="after")
+    def _identification_only(self) -> BanditEntry:
+        if self.objective not in (None, Objective.BEST_ARM, Objective.TOP_M):
+            raise ValueError(
+                f"a bandit's objective is 'best-arm' or 'top-m' (identification), not {self.objective.value!r}"
+            )
+        return self
 
 
 class SweepConfig(_Strict):
@@ -139,10 +199,31 @@ class ExperimentConfig(_Strict):
     checkpoint_every: int | None = Field(None, gt=0, description="take metrics every this many trials")
     problem: ProblemConfig
     source: PluginEntry
+    bandits: list[BanditEntry] | None = Field(
+        None, min_length=1, description="several bandits sharing the budget (instead of [source])"
+    )
     feedback: FeedbackConfig = FeedbackConfig()
+    metrics: MetricsConfig = MetricsConfig()
     policies: list[PolicyEntry] = Field(min_length=1)
     allocator: PluginEntry = PluginEntry(plugin="single")
     sweep: SweepConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _source_or_bandits(cls, data: Any) -> Any:
+        """``[source]`` and ``[[bandits]]`` exclude each other; with bandits, ``source`` is the
+        :data:`BANDITS_SOURCE` placeholder (also accepted back, so dumps re-validate)."""
+        if not isinstance(data, dict) or data.get("bandits") is None:
+            return data
+        source = data.get("source")
+        if isinstance(source, PluginEntry):
+            source = source.model_dump()
+        if source is not None and source != {"plugin": BANDITS_SOURCE}:
+            raise ValueError(
+                "give either [source] (one bandit) or [[bandits]] (several, each with its own "
+                "source), not both"
+            )
+        return {**data, "source": {"plugin": BANDITS_SOURCE}}
 
     @model_validator(mode="after")
     def _cross_checks(self) -> ExperimentConfig:
@@ -160,7 +241,39 @@ class ExperimentConfig(_Strict):
             raise ValueError(
                 f"two policies share the label {dupes[0]!r}; give each a distinct label = \"...\""
             )
+        if self.bandits is not None and self.sweep is not None and self.sweep.parameter.startswith("source."):
+            raise ValueError(
+                f"sweep.parameter: {self.sweep.parameter!r} sweeps [source], but this experiment "
+                f"has [[bandits]] (each with its own source); sweep a problem.* field instead"
+            )
+        for bandit in self.bandit_list():
+            if bandit.objective is Objective.TOP_M and bandit.m is None:
+                raise ValueError(f"bandit {bandit.label!r}: objective 'top-m' needs m, e.g. m = 3")
+            if bandit.target_arm is not None and bandit.objective is not Objective.BEST_ARM:
+                raise ValueError(
+                    f"bandit {bandit.label!r}: target_arm needs the best-arm objective "
+                    f"(a target is an arm hoped to be best), not {bandit.objective.value!r}"
+                )
         return self
+
+    def bandit_list(self) -> list[BanditEntry]:
+        """One entry per bandit (``count`` expanded) with label, objective and ``m`` resolved
+        against ``[problem]``; a one-source experiment is a single bandit ``bandit0``."""
+        if self.bandits is None:
+            entries = [BanditEntry(source=self.source)]
+        else:
+            entries = [entry for entry in self.bandits for _ in range(entry.count)]
+        out = []
+        for index, entry in enumerate(entries):
+            objective = entry.objective or self.problem.objective
+            label = entry.label if entry.label and entry.count == 1 else None
+            out.append(entry.model_copy(update={
+                "count": 1,
+                "label": label or (f"{entry.label}{index}" if entry.label else f"bandit{index}"),
+                "objective": objective,
+                "m": entry.m if entry.m is not None else self.problem.m,
+            }))
+        return out
 
     def checkpoint_list(self) -> list[int]:
         """Sorted, de-duplicated checkpoints; always ends at the budget.

@@ -1,39 +1,58 @@
 """Turn a validated config into plugin objects, checking every plugin's own parameters.
 
 All problems are collected and reported together, each naming its field, so one run of
-``armlab validate`` explains everything that is wrong.
+``armlab validate`` explains everything that is wrong.  A plan describes one bandit (from
+``[source]``) or several (from ``[[bandits]]``, sharing the budget; see :mod:`armlab.multibandit`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
 from armlab.adapters.base import LiveSource
-from armlab.config import ExperimentConfig, PluginEntry, format_validation_error
+from armlab.config import BanditEntry, ExperimentConfig, PluginEntry, format_validation_error
 from armlab.errors import ArmlabError, ConfigError, PluginError
+from armlab.multibandit import BanditProblem
 from armlab.plugins.interfaces import Allocator, PluginParams, Policy, RewardSource
 from armlab.plugins.registry import Registry
-from armlab.problem import Problem, Truth
+from armlab.problem import Objective, Problem, Truth
 from armlab.random import KeyedRandom
 
-__all__ = ["ExperimentPlan", "PolicySpec", "build_plan"]
+__all__ = ["BanditSpec", "ExperimentPlan", "PolicySpec", "build_plan"]
 
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """One compared policy: its label, class and validated parameters."""
+    """One compared policy: its label, class and validated parameters, and its own
+    allocator when the entry overrides ``[allocator]`` (``None``: the experiment's)."""
 
     label: str
     plugin: str
     cls: type[Policy]
     params: PluginParams
+    allocator_cls: type[Allocator] | None = None
+    allocator_params: PluginParams | None = None
 
     def create(self) -> Policy:
         return self.cls(self.params)
+
+
+@dataclass(frozen=True)
+class BanditSpec:
+    """One bandit: label, source class and validated parameters, objective and target arm."""
+
+    label: str
+    source_cls: type
+    source_params: PluginParams
+    objective: Objective
+    top_m: int
+    target_arm: int | None = None
+
+    def create_source(self) -> RewardSource | LiveSource:
+        return self.source_cls(self.source_params)
 
 
 @dataclass(frozen=True)
@@ -41,30 +60,48 @@ class ExperimentPlan:
     """Everything needed to run an experiment, validated."""
 
     config: ExperimentConfig
-    source_cls: type
-    source_params: PluginParams
+    bandits: list[BanditSpec]
     policies: list[PolicySpec]
     allocator_cls: type[Allocator]
     allocator_params: PluginParams
 
     @property
+    def multi_bandit(self) -> bool:
+        """True for a ``[[bandits]]`` experiment (even with a single entry)."""
+        return self.config.bandits is not None
+
+    @property
+    def source_cls(self) -> type:
+        """Source class of the first (in one-source experiments: the only) bandit."""
+        return self.bandits[0].source_cls
+
+    @property
+    def source_params(self) -> PluginParams:
+        return self.bandits[0].source_params
+
+    @property
     def live(self) -> bool:
         return issubclass(self.source_cls, LiveSource)
 
-    def create_source(self) -> RewardSource | LiveSource:
-        return self.source_cls(self.source_params)
+    def create_source(self, bandit: int = 0) -> RewardSource | LiveSource:
+        return self.bandits[bandit].create_source()
 
-    def create_allocator(self) -> Allocator:
+    def create_allocator(self, spec: PolicySpec | None = None) -> Allocator:
+        """The allocator of policy ``spec`` (its own, or the experiment's ``[allocator]``)."""
+        if spec is not None and spec.allocator_cls is not None:
+            return spec.allocator_cls(spec.allocator_params)
         return self.allocator_cls(self.allocator_params)
 
-    def problem(self, source: RewardSource | LiveSource, truth: Truth | None) -> Problem:
-        """The problem the policies see for ``source`` (with ``truth`` when simulated)."""
+    def problem(self, source: RewardSource | LiveSource, truth: Truth | None, bandit: int = 0) -> Problem:
+        """The problem the policies of bandit ``bandit`` see for ``source`` (with ``truth``
+        when simulated); a :class:`~armlab.multibandit.BanditProblem` in multi-bandit plans."""
         p = self.config.problem
-        return Problem(
-            objective=p.objective,
+        spec = self.bandits[bandit]
+        fields = dict(
+            objective=spec.objective,
             budget=p.budget,
             n_arms=source.n_arms,
-            top_m=p.m or 1,
+            top_m=spec.top_m,
             epsilon=p.epsilon,
             threshold=p.threshold,
             delta=p.delta,
@@ -72,6 +109,9 @@ class ExperimentPlan:
             source=source.name,
             reward_range=source.reward_range,
         )
+        if self.multi_bandit:
+            return BanditProblem(**fields, target_arm=spec.target_arm)
+        return Problem(**fields)
 
 
 def _validate_params(
@@ -95,57 +135,104 @@ def build_plan(config: ExperimentConfig, registry: Registry, dry_run: bool = Tru
     """Resolve plugins and parameters; with ``dry_run`` also reset every policy on one
     replica so budget, objective and oracle requirements are checked before a long run."""
     errors: list[str] = []
-    source_cls, source_params = _validate_params(registry, "source", config.source, "source", errors)
+    bandits = _bandit_specs(config, registry, errors)
     allocator_cls, allocator_params = _validate_params(
         registry, "allocator", config.allocator, "allocator", errors
     )
+    objectives = sorted({b.objective for b in bandits}, key=lambda o: o.value)
     specs = []
-    objective = config.problem.objective
     for i, entry in enumerate(config.policies):
         where = f"policies[{i}]"
         cls, params = _validate_params(registry, "policy", entry, where, errors)
+        own_cls, own_params = None, None
+        if entry.allocator is not None:
+            own_cls, own_params = _validate_params(
+                registry, "allocator", entry.allocator, f"{where}.allocator", errors
+            )
         if cls is None or params is None:
             continue
-        if objective not in cls.objectives:
+        unserved = [o for o in objectives if o not in cls.objectives]
+        if unserved:
             served = ", ".join(sorted(o.value for o in cls.objectives))
             errors.append(
-                f"{where}.plugin: {entry.plugin!r} does not serve objective {objective.value!r} "
+                f"{where}.plugin: {entry.plugin!r} does not serve objective {unserved[0].value!r} "
                 f"(it serves: {served}); change [problem] objective or remove this policy"
             )
             continue
-        specs.append(PolicySpec(entry.display_label, entry.plugin, cls, params))
+        specs.append(PolicySpec(entry.display_label, entry.plugin, cls, params, own_cls, own_params))
     if errors:
         raise ConfigError("invalid experiment:\n  " + "\n  ".join(errors))
-    plan = ExperimentPlan(config, source_cls, source_params, specs, allocator_cls, allocator_params)
+    plan = ExperimentPlan(config, bandits, specs, allocator_cls, allocator_params)
+    if plan.multi_bandit and any(issubclass(b.source_cls, LiveSource) for b in bandits):
+        raise ConfigError(
+            "invalid experiment:\n  bandits: multi-bandit experiments are simulated; "
+            "a live source can only serve a one-source experiment ([source])"
+        )
     if dry_run:
         _dry_run(plan)
     return plan
 
 
+def _bandit_specs(config: ExperimentConfig, registry: Registry, errors: list[str]) -> list[BanditSpec]:
+    """One spec per bandit; parameters are validated once per ``[[bandits]]`` entry."""
+    if config.bandits is None:
+        entries: list[tuple[str, BanditEntry]] = [("source", BanditEntry(source=config.source))]
+    else:
+        entries = [(f"bandits[{i}].source", entry) for i, entry in enumerate(config.bandits)]
+    resolved = iter(config.bandit_list())
+    specs = []
+    for where, entry in entries:
+        cls, params = _validate_params(registry, "source", entry.source, where, errors)
+        for _ in range(entry.count):
+            bandit = next(resolved)
+            if cls is not None and params is not None:
+                assert bandit.label is not None and bandit.objective is not None
+                specs.append(BanditSpec(bandit.label, cls, params, bandit.objective, bandit.m or 1, bandit.target_arm))
+    return specs
+
+
 def _dry_run(plan: ExperimentPlan) -> None:
     errors: list[str] = []
-    source = plan.create_source()
-    truth = None
-    if isinstance(source, RewardSource):
-        source.reset(np.array([0]), plan.config.seed)
-        truth = source.truth
-        _check_problem_against_truth(plan, source, errors)
-    problem = plan.problem(source, truth)
     one = KeyedRandom(plan.config.seed, "dry-run", replicas=np.array([0]))
+    problems = []
+    for b, bandit in enumerate(plan.bandits):
+        source = bandit.create_source()
+        truth = None
+        if isinstance(source, RewardSource):
+            source.reset(np.array([0]), plan.config.seed, b)
+            truth = source.truth
+            _check_bandit_against_source(plan, bandit, source.n_arms, errors)
+        problems.append(plan.problem(source, truth, b))
     for i, spec in enumerate(plan.policies):
+        for problem, bandit in zip(problems, plan.bandits, strict=True):
+            try:
+                spec.create().reset(problem, 1, one)
+            except ArmlabError as exc:
+                where = f" on bandit {bandit.label!r}" if plan.multi_bandit else ""
+                errors.append(f"policies[{i}] ({spec.label}){where}: {exc}")
+                break  # the same mistake on every bandit: report it once
+    used = {}  # the allocators some policy runs with, by config field
+    for i, spec in enumerate(plan.policies):
+        where = "allocator" if spec.allocator_cls is None else f"policies[{i}].allocator"
+        used.setdefault(where, plan.create_allocator(spec))
+    for where, allocator in used.items():
         try:
-            spec.create().reset(problem, 1, one)
+            allocator.reset(problems, 1, one)
         except ArmlabError as exc:
-            errors.append(f"policies[{i}] ({spec.label}): {exc}")
-    try:
-        plan.create_allocator().reset([problem], 1, one)
-    except ArmlabError as exc:
-        errors.append(f"allocator: {exc}")
+            errors.append(f"{where}: {exc}")
     if errors:
         raise ConfigError("invalid experiment:\n  " + "\n  ".join(errors))
 
 
-def _check_problem_against_truth(plan: ExperimentPlan, source: Any, errors: list[str]) -> None:
-    m = plan.config.problem.m
-    if m is not None and m >= source.n_arms:
-        errors.append(f"problem.m: m = {m} must be smaller than the number of arms ({source.n_arms})")
+def _check_bandit_against_source(plan: ExperimentPlan, bandit: BanditSpec, n_arms: int, errors: list[str]) -> None:
+    where = f"bandit {bandit.label!r}: " if plan.multi_bandit else "problem."
+    m = plan.config.problem.m if not plan.multi_bandit else bandit.top_m
+    if bandit.objective is Objective.TOP_M or plan.config.problem.m is not None:
+        if m is not None and m >= n_arms:
+            errors.append(f"{where}m: m = {m} must be smaller than the number of arms ({n_arms})")
+    if bandit.target_arm is not None and bandit.target_arm >= n_arms:
+        errors.append(
+            f"{where}target_arm: target_arm = {bandit.target_arm} is not an arm of its source "
+            f"({n_arms} arms, numbered from 0)"
+        )
+

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Final, Self
 
+from armlab.errors import TrialFailed
 from armlab.plugins.interfaces import Plugin
 
-__all__ = ["LiveSource", "Trial"]
+__all__ = ["DEFERRED", "LiveSource", "RewardRejected", "Trial", "validate_reward"]
 
 
 @dataclass(frozen=True)
@@ -22,21 +24,76 @@ class Trial:
     pull: int = 0  # how many times this arm was pulled before (0-based)
 
 
+class _Deferred:
+    """Type of :data:`DEFERRED` (a singleton marker)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DEFERRED"
+
+
+#: What :meth:`LiveSource.pull` returns when the pipeline accepted the trial but will report
+#: its reward later, through ``tell`` (the ask/tell service's report endpoint).
+DEFERRED: Final = _Deferred()
+
+
+class RewardRejected(TrialFailed):
+    """A reward was NaN, infinite, not a number, or outside the source's declared range.
+
+    Raised by :func:`validate_reward`.  A pipeline that produced such a value is not retried
+    (running the trial again would cost a real trial for likely the same answer).
+    """
+
+
+def validate_reward(value: Any, reward_range: tuple[float, float]) -> float:
+    """Return ``value`` as a float, or raise :class:`RewardRejected` saying why it is unusable.
+
+    Accepts ints and floats (not bools, not strings: a report must say what it means);
+    rejects NaN, infinities and values outside ``reward_range`` (inclusive).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RewardRejected(f"reward must be a number, got {type(value).__name__} {_short(value)}")
+    reward = float(value)
+    if not math.isfinite(reward):
+        raise RewardRejected(f"reward must be a finite number, got {reward!r}")
+    low, high = reward_range
+    if not low <= reward <= high:
+        raise RewardRejected(f"reward {reward!r} is outside the declared range [{low}, {high}]")
+    return reward
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class LiveSource(Plugin, ABC):
     """A reward source backed by a real pipeline, used as an async context manager.
 
-    :meth:`pull` returns the reward of one trial, or raises
-    :class:`~armlab.errors.TrialFailed` when the trial produced none; the orchestrator
-    records either as an outcome and goes on.  Live sources have no truth, so oracle
-    policies refuse them.
+    :meth:`pull` returns the reward of one trial, :data:`DEFERRED` when the reward will be
+    reported later through ``tell``, or raises :class:`~armlab.errors.TrialFailed` when the
+    trial produced none; the orchestrator records either as an outcome and goes on.  Live
+    sources have no truth, so oracle policies refuse them.
     """
 
     reward_range: ClassVar[tuple[float, float]] = (-float("inf"), float("inf"))
+    #: False for sources whose trials are handed out by ``ask`` (the HTTP service or the
+    #: Python ask/tell API) instead of being run by armlab through :meth:`pull`.
+    runs_trials: ClassVar[bool] = True
+    #: True when :meth:`pull` may answer :data:`DEFERRED`: the reward is reported later
+    #: through ``tell``, so the experiment must run behind the ask/tell service.
+    defers_rewards: bool = False
 
     @property
     @abstractmethod
     def n_arms(self) -> int:
         """Number of arms."""
+
+    @property
+    def arm_names(self) -> list[str]:
+        """A display name per arm (default: the arm index)."""
+        return [str(i) for i in range(self.n_arms)]
 
     async def __aenter__(self) -> Self:
         return self
@@ -50,5 +107,5 @@ class LiveSource(Plugin, ABC):
         return None
 
     @abstractmethod
-    async def pull(self, trial: Trial) -> float:
-        """Run one trial and return its reward."""
+    async def pull(self, trial: Trial) -> float | _Deferred:
+        """Run one trial and return its reward (or :data:`DEFERRED`)."""

@@ -1,10 +1,24 @@
-"""Registers the live adapters (callback, command, webhook) and the live-run commands."""
+"""Registers the live adapters (callback, command, webhook, external) and the live-run commands."""
 
 from __future__ import annotations
 
+import click
+
+from armlab.adapters.callback import Callback
+from armlab.adapters.command import Command
+from armlab.adapters.external import External
+from armlab.adapters.webhook import Webhook
 from armlab.plugins import hookimpl
 
 
 @hookimpl
 def armlab_register_sources():
-    return []
+    return [Callback, Command, Webhook, External]
+
+
+@hookimpl
+def armlab_register_commands(cli: click.Group) -> None:
+    from armlab.service.cli import resume_command, serve_command  # web stack loads only when used
+
+    cli.add_command(serve_command)
+    cli.add_command(resume_command)

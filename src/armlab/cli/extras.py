@@ -1,12 +1,70 @@
-"""Registers armlab's optional built-in commands (plots, scaffolding) through the plugin hook."""
+"""Registers armlab's optional built-in commands (plots, scaffolding) through the plugin hook.
+
+``armlab plot SUMMARY_OR_DIR`` draws the figures a summary supports (see
+:mod:`armlab.plots`); ``armlab new-plugin NAME`` writes a third-party plugin package from
+the template shipped in :mod:`armlab.templates`.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from armlab.cli.errors import user_errors
+from armlab.plots import FIGURE_KINDS, load_summary, save_figures
 from armlab.plugins import hookimpl
+from armlab.templates.scaffold import plugin_names, render_plugin
+
+
+@click.command("plot")
+@click.argument("source", metavar="SUMMARY_OR_DIR", type=click.Path(exists=True))
+@click.option(
+    "--out",
+    "target",
+    type=click.Path(),
+    help="A .png, .svg or .pdf file (several figures: FILE-<kind>.png), or a directory. "
+    "Default: <kind>.png next to the summary.",
+)
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice([k.name for k in FIGURE_KINDS]),
+    help="Only this figure (repeatable). Default: every figure the summary has data for.",
+)
+@click.option("--logx", is_flag=True, help="Logarithmic x axis.")
+@click.option("--logy", is_flag=True, help="Logarithmic y axis.")
+def plot_command(source: str, target: str | None, kinds: tuple[str, ...], logx: bool, logy: bool) -> None:
+    """Draw the figures of a summary.json (or of the results directory holding it)."""
+    path = Path(source)
+    with user_errors():
+        summary = load_summary(path)
+        paths = save_figures(
+            summary, target or (path if path.is_dir() else path.parent), kinds or None, logx=logx, logy=logy
+        )
+    for written in paths:
+        click.echo(str(written))
+
+
+@click.command("new-plugin")
+@click.argument("name")
+@click.option(
+    "--dir", "dest", type=click.Path(file_okay=False), help="Where to create the package. Default: ./armlab-NAME."
+)
+def new_plugin_command(name: str, dest: str | None) -> None:
+    """Create a plugin package for policy NAME: pyproject with the armlab entry point, a
+    vectorized policy to edit, its tests and an example experiment."""
+    with user_errors():
+        dest_dir = Path(dest or plugin_names(name)["dist"])
+        files = render_plugin(name, dest_dir)
+    click.echo(f"created {dest_dir}/")
+    for file in files:
+        click.echo(f"  {file}")
+    click.echo(f"next: cd {dest_dir} && pip install -e '.[test]' && pytest && armlab plugins --kind policy")
 
 
 @hookimpl
 def armlab_register_commands(cli: click.Group) -> None:
-    return None
+    cli.add_command(plot_command)
+    cli.add_command(new_plugin_command)

@@ -1,17 +1,40 @@
-"""``armlab run CONFIG``: run an experiment, print a short table, write ``summary.json``."""
+"""``armlab run CONFIG``: run an experiment, print a short table, write ``summary.json``.
+
+On a terminal a progress bar per policy (trials done, elapsed time, ETA) is drawn on stderr;
+otherwise stderr carries JSON-lines logs only.  ``--plot`` draws the figures at the end;
+``--workers``/``--shard-size``/``--executor`` split the replicas into shards
+(:mod:`armlab.orchestrator.shards`; sharded runs report no progress).
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
 import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from armlab.cli.app import App
 from armlab.cli.errors import user_errors
+from armlab.config import ExperimentConfig, load_config
+from armlab.errors import ArmlabError
 from armlab.log import configure_logging
 from armlab.orchestrator.runner import run_experiment
+from armlab.orchestrator.shards import ShardRunner
+from armlab.plots import save_figures
 
 
 @click.command("run")
@@ -20,29 +43,128 @@ from armlab.orchestrator.runner import run_experiment
 @click.option("--seed", type=click.IntRange(min=0), help="Override the config's seed.")
 @click.option("--replicas", type=click.IntRange(min=1), help="Override the number of replicas.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), help="Write JSON-lines events to this file.")
+@click.option("--plot", is_flag=True, help="Also draw the figures (PNG) into the --out directory.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Split the replicas into shards run by this many worker processes (same numbers).")
+@click.option("--shard-size", type=click.IntRange(min=1), help="Replicas per shard (default: replicas / workers).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where shards run: local processes, or Dask (pip install 'armlab[dask]').")
+@click.option("--scheduler", help="Dask scheduler address (default: a local cluster with --workers workers).")
 @click.pass_obj
 def run_command(
-    app: App, config_path: str, out_dir: str | None, seed: int | None, replicas: int | None, log_path: str | None
+    app: App,
+    config_path: str,
+    out_dir: str | None,
+    seed: int | None,
+    replicas: int | None,
+    log_path: str | None,
+    plot: bool,
+    workers: int,
+    shard_size: int | None,
+    executor: str,
+    scheduler: str | None,
 ) -> None:
     """Run the experiment in CONFIG.toml."""
+    if plot and out_dir is None:
+        raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
+    sharded = workers > 1 or shard_size is not None or executor == "dask"
+    scale = ShardRunner(workers, executor, scheduler, shard_size) if sharded else None
+    with user_errors():
+        config = load_config(config_path).with_overrides(seed=seed, replicas=replicas)
     log_file: TextIO | None = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
     try:
-        if log_file is not None:
-            configure_logging(stream=log_file, json=True)
-        elif sys.stderr.isatty():
-            configure_logging(level="warning")
-        else:
-            configure_logging(json=True)
-        with user_errors():
-            summary = run_experiment(
-                config_path, seed=seed, replicas=replicas, out_dir=out_dir, registry=app.registry
-            )
+        with _progress(config) as progress:
+            if log_file is not None:
+                configure_logging(stream=log_file, json=True)
+            elif progress is not None:  # sys.stderr now goes through the progress display
+                configure_logging(level="warning", json=False)
+            else:
+                configure_logging(json=True)
+            with user_errors():
+                summary = run_experiment(
+                    config, out_dir=out_dir, registry=app.registry, progress=progress, scale=scale
+                )
     finally:
         if log_file is not None:
             log_file.close()
     click.echo(format_table(summary))
     if out_dir is not None:
         click.echo(f"results: {Path(out_dir) / 'summary.json'}")
+    if plot:
+        assert out_dir is not None
+        try:
+            paths = save_figures(summary, out_dir)
+        except ArmlabError as exc:  # the run itself succeeded; say why there is no figure
+            click.echo(f"no figures: {exc}", err=True)
+        else:
+            click.echo("figures: " + ", ".join(str(p) for p in paths))
+
+
+@contextmanager
+def _progress(config: ExperimentConfig) -> Iterator[ProgressDisplay | None]:
+    """A live progress display on a terminal's stderr; ``None`` when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with ProgressDisplay.for_config(config, Console(stderr=True)) as display:
+        yield display
+
+
+class ProgressDisplay:
+    """``progress(label, done, total)`` callback that draws one rich bar per policy.
+
+    Bars appear with the first report (live runs send none, so they get no bars).  The bar
+    of a policy spans all runs of a ``[sweep]``: each run reports from zero again, so a drop
+    in ``done`` starts the next run (its predecessor counted in full).  A run too short to
+    report before it ends may be missed; the bars are completed on a clean exit.
+    """
+
+    def __init__(self, totals: Mapping[str, int], console: Console) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self._totals = dict(totals)
+        self._tasks: dict[str, TaskID] = {}
+        self._finished_runs = dict.fromkeys(totals, 0)  # trials of this label's earlier runs
+        self._last: dict[str, tuple[int, int]] = {}  # label -> (done, total) of the current run
+
+    @classmethod
+    def for_config(cls, config: ExperimentConfig, console: Console) -> ProgressDisplay:
+        """Bars sized from the config: replicas x budget, summed over the sweep's runs."""
+        totals = dict.fromkeys((p.display_label for p in config.policies), 0)
+        for _, variant in config.variants():
+            for label in totals:
+                totals[label] += variant.replicas * variant.problem.budget
+        return cls(totals, console)
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if not self._tasks:
+            self._tasks = {name: self.progress.add_task(name, total=n) for name, n in self._totals.items()}
+        if label not in self._tasks:
+            return
+        previous_done, previous_total = self._last.get(label, (0, 0))
+        if done < previous_done:
+            self._finished_runs[label] += previous_total
+        self._last[label] = (done, total)
+        self.progress.update(self._tasks[label], completed=self._finished_runs[label] + done)
+
+    def __enter__(self) -> ProgressDisplay:
+        self.progress.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: Any) -> None:
+        if exc_type is None:
+            for task in self._tasks.values():
+                self.progress.update(task, completed=self.progress.tasks[task].total)
+        self.progress.stop()
 
 
 def format_table(summary: dict[str, Any]) -> str:

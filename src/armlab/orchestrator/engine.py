@@ -2,10 +2,12 @@
 
 Each call to :meth:`Simulation.step` is one step of simulated time: every replica that may
 dispatch (budget left, not stopped, fewer than ``in_flight`` trials pending) gets a bandit
-from the allocator and an arm from that bandit's policy; the source returns the rewards at
-once; the delay model decides when they become visible; results due by the end of the step
-are folded into the statistics and shown to the policy.  Checkpoints are taken per replica
-when its trial count reaches them (the last one once all its results are in).
+from the allocator and an arm from that bandit's policy (or from the allocator itself when
+it chooses (bandit, arm) pairs jointly, :meth:`Allocator.select_arms`); the source returns
+the rewards at once; the delay model decides when they become visible; results due by the
+end of the step are folded into the statistics and shown to the policy and the allocator.
+The budget counts a replica's trials over all its bandits.  Checkpoints are taken per
+replica when its trial count reaches them (the last one once all its results are in).
 """
 
 from __future__ import annotations
@@ -131,10 +133,7 @@ class Simulation:
             if len(self.problems) == 1:
                 self._dispatch(0, rows)
             else:
-                choice = self.allocator.select(self.stats)[rows]
-                self._stop(rows[choice < 0])
-                for b in range(len(self.problems)):
-                    self._dispatch(b, rows[choice == b])
+                self._dispatch_bandits(rows)
         if self.ledger is not None:
             for bandit, r, arms, rewards in self.ledger.release(self.step_index):
                 self._observe(bandit, r, arms, rewards)
@@ -144,17 +143,29 @@ class Simulation:
         self.step_index += 1
         return self._newly_completed()
 
+    def _dispatch_bandits(self, rows: np.ndarray) -> None:
+        """The allocator picks each replica's bandit (and, for joint rules, its arm)."""
+        choice = self.allocator.select(self.stats)
+        joint_arms = self.allocator.select_arms(self.stats, choice)
+        choice = choice[rows]
+        self._stop(rows[choice < 0])
+        for b in np.unique(choice[choice >= 0]):
+            mine = rows[choice == b]
+            self._dispatch(int(b), mine, None if joint_arms is None else joint_arms[mine])
+
     def _stop(self, rows: np.ndarray) -> None:
         self.stopped_at[rows] = self.dispatched[rows]
         self._any_stopped = True
 
-    def _dispatch(self, bandit: int, rows: np.ndarray) -> None:
+    def _dispatch(self, bandit: int, rows: np.ndarray, arms: np.ndarray | None = None) -> None:
+        """Start one trial on ``bandit`` for each of ``rows``; ``arms`` default to the policy's."""
         if rows.size == 0:
             return
         st = self.stats[bandit]
-        arms = self.policies[bandit].select(st)
-        if rows.size != arms.size:
-            arms = arms[rows]
+        if arms is None:
+            arms = self.policies[bandit].select(st)
+            if rows.size != arms.size:
+                arms = arms[rows]
         stop = arms < 0
         if stop.any():
             self._stop(rows[stop])

@@ -1,154 +1,192 @@
 """Drive one live replica: trials are awaited through a :class:`~armlab.adapters.LiveSource`.
 
-A task group holds one task per trial in flight.  A trial task awaits the source (under an
-optional timeout) and always sends exactly one :class:`Outcome` into a memory object stream;
-the feedback consumer is the only writer of statistics and policy state, and it frees the
-in-flight slot *after* applying the result, so every choice sees every finished trial.
-Failed and timed-out trials are outcomes: they release their slot and are logged.
+:class:`LiveRun` is the async driver of an ask/tell
+:class:`~armlab.orchestrator.asktell.Experiment`: it asks for a trial whenever an in-flight
+slot is free, runs each trial in its own task of one task group, and tells the experiment
+what came of it.  The experiment is synchronous, so each tell is applied atomically on the
+event loop and the next ``ask`` sees every finished trial; a slot is free again only once
+its result is applied.  The experiment's own in-flight bound is the only limiter, so
+reports that arrive from elsewhere (the HTTP service's ``/tell``) free slots too.
+
+Failed, rejected and timed-out trials are outcomes: they release their slot and are logged.
+Cancellation (shutdown) is not an outcome: the trial stays pending in the experiment, and a
+run resumed from the journal runs it again.  A source may answer :data:`~armlab.adapters.base.DEFERRED`;
+the trial then waits (under the same timeout) until a report closes it.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
-import numpy as np
 import structlog
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from anyio.abc import TaskGroup
 from structlog.contextvars import bound_contextvars
 
-from armlab.adapters.base import LiveSource, Trial
-from armlab.errors import TrialFailed
+from armlab.adapters.base import DEFERRED, LiveSource, RewardRejected, Trial
+from armlab.errors import ConfigError, TrialFailed
+from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.live_types import Event, ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
 from armlab.plugins.interfaces import Policy
-from armlab.problem import Objective, Problem
-from armlab.random import KeyedRandom
+from armlab.problem import Problem
 from armlab.stats import ArmStats
 
 __all__ = ["LiveRun", "Outcome"]
 
 log = structlog.get_logger("armlab.orchestrator")
 
-_ROW = np.zeros(1, dtype=np.int64)
-
 
 @dataclass(frozen=True)
 class Outcome:
-    """What became of one trial."""
+    """What became of one trial run by this driver."""
 
     trial: Trial
-    status: Literal["completed", "failed", "timed_out"]
+    status: Literal["completed", "failed", "timed_out", "reported"]
     reward: float | None = None
     reason: str = ""
 
 
-@dataclass
 class LiveRun:
-    """One live replica of ``policy`` on ``source``."""
+    """Run the trials of ``experiment`` (or of a new one built from ``policy``, ``problem``,
+    ``seed``, ``in_flight`` and ``checkpoints``) through ``source``.
 
-    policy: Policy
-    source: LiveSource
-    problem: Problem
-    seed: int
-    in_flight: int = 1
-    timeout: float | None = None
-    checkpoints: list[int] = field(default_factory=list)
-    stats: ArmStats = field(init=False)
-    outcomes: list[Outcome] = field(init=False, default_factory=list)
-    recommendations: list[Any] = field(init=False, default_factory=list)
+    ``timeout`` (seconds) bounds each trial, including the wait for a deferred report.
+    """
 
-    def __post_init__(self) -> None:
-        self.stats = ArmStats(1, self.problem.n_arms)
-        self.policy.reset(self.problem, 1, KeyedRandom(self.seed, "policy", 0, replicas=_ROW))
+    def __init__(
+        self,
+        *,
+        source: LiveSource,
+        experiment: Experiment | None = None,
+        policy: Policy | None = None,
+        problem: Problem | None = None,
+        seed: int = 0,
+        in_flight: int = 1,
+        timeout: float | None = None,
+        checkpoints: Sequence[int] = (),
+    ) -> None:
+        if experiment is None:
+            if policy is None or problem is None:
+                raise TypeError("LiveRun needs an experiment, or a policy and a problem")
+            experiment = Experiment(policy, problem, seed, in_flight=in_flight, checkpoints=checkpoints)
+        if not source.runs_trials:
+            raise ConfigError(
+                f"source {source.name!r} does not run trials itself: its trials are handed out by "
+                "ask/tell (`armlab serve`, or armlab.orchestrator.asktell.Experiment in Python)"
+            )
+        self.experiment = experiment
+        self.source = source
+        self.timeout = timeout
+        self.outcomes: list[Outcome] = []
+        self._slot_freed: anyio.Event | None = None
+        self._reported: dict[int, anyio.Event] = {}
+
+    @property
+    def stats(self) -> ArmStats:
+        return self.experiment.stats
 
     def __repr__(self) -> str:
-        failed = sum(o.status != "completed" for o in self.outcomes)
+        failed = sum(o.status in ("failed", "timed_out") for o in self.outcomes)
         return (
-            f"LiveRun(dispatched={int(self.stats.dispatched[0])}, "
-            f"in_flight={int(self.stats.pending.sum())}, completed={len(self.outcomes) - failed}, "
-            f"failed={failed})"
+            f"LiveRun(dispatched={len(self.experiment.trials)}, "
+            f"in_flight={len(self.experiment.pending_trials())}, "
+            f"completed={len(self.outcomes) - failed}, failed={failed})"
         )
 
     async def run(self) -> LiveRun:
-        """Dispatch up to ``budget`` trials, at most ``in_flight`` pending at a time."""
-        limiter = anyio.CapacityLimiter(self.in_flight)
-        send, receive = anyio.create_memory_object_stream[Outcome](max_buffer_size=self.in_flight)
+        """Run until the budget is spent (or the policy stops) and every trial has ended."""
         started = time.perf_counter()
-        async with self.source, anyio.create_task_group() as tg:
-            tg.start_soon(self._consume, receive, limiter)
-            async with send:
-                for trial_id in range(self.problem.budget):
-                    await limiter.acquire_on_behalf_of(trial_id)
-                    arm = int(self.policy.select(self.stats)[0])
-                    if arm < 0:
-                        limiter.release_on_behalf_of(trial_id)
-                        log.info("policy_stopped", trials=trial_id)
-                        break
-                    trial = Trial(id=trial_id, arm=arm, pull=int(self.stats.pulls[0, arm]))
-                    self.stats.dispatch(_ROW, np.array([arm]))
-                    tg.start_soon(self._run_trial, trial, send.clone())
+        self.experiment.add_listener(self._on_event)
+        try:
+            async with self.source, anyio.create_task_group() as tg:
+                for trial in self.experiment.pending_trials():  # left pending by a previous process
+                    log.info("trial_rerun", trial=trial.id, arm=trial.arm)
+                    tg.start_soon(self._run_trial, trial)
+                await self._dispatch(tg)
+        finally:
+            self.experiment.remove_listener(self._on_event)
         log.info("live_run_finished", trials=len(self.outcomes),
                  wall_seconds=round(time.perf_counter() - started, 4))
         return self
 
-    async def _run_trial(self, trial: Trial, send: ObjectSendStream[Outcome]) -> None:
-        async with send:
-            with bound_contextvars(trial=trial.id, arm=trial.arm, bandit=trial.bandit):
-                log.debug("trial_started")
+    async def _dispatch(self, tg: TaskGroup) -> None:
+        experiment = self.experiment
+        while True:
+            state = experiment.state
+            if state is ExperimentState.RUNNING:
                 try:
-                    with anyio.fail_after(self.timeout if self.timeout is not None else math.inf):
-                        value = await self.source.pull(trial)
-                    reward = float(value)
-                    if not math.isfinite(reward):
-                        raise TrialFailed(f"reward is not a finite number: {value!r}")
-                    outcome = Outcome(trial, "completed", reward=reward)
-                except TrialFailed as exc:
-                    outcome = Outcome(trial, "failed", reason=str(exc))
-                except TimeoutError:
-                    outcome = Outcome(trial, "timed_out", reason=f"no reward within {self.timeout} s")
-                await send.send(outcome)
+                    trial = experiment.ask()
+                except NoTrialAvailable:
+                    continue  # the policy stopped; the state now says so
+                tg.start_soon(self._run_trial, trial)
+            elif state is ExperimentState.IN_FLIGHT_FULL:
+                self._slot_freed = anyio.Event()
+                await self._slot_freed.wait()
+            else:  # budget spent or policy stopped: the task group waits for the trials in flight
+                log.info("dispatch_finished", state=state.value, trials=len(experiment.trials))
+                return
 
-    async def _consume(self, receive: ObjectReceiveStream[Outcome], limiter: anyio.CapacityLimiter) -> None:
-        async with receive:
-            async for outcome in receive:
-                self._apply(outcome)
-                limiter.release_on_behalf_of(outcome.trial.id)
+    def _on_event(self, event: Event) -> None:
+        if event.kind in ("result", "failed", "abandoned"):
+            if self._slot_freed is not None:
+                self._slot_freed.set()
+            if (waiting := self._reported.get(event.trial)) is not None:
+                waiting.set()
 
-    def _apply(self, outcome: Outcome) -> None:
-        trial = outcome.trial
-        arm = np.array([trial.arm])
+    async def _run_trial(self, trial: Trial) -> None:
         with bound_contextvars(trial=trial.id, arm=trial.arm, bandit=trial.bandit):
-            if outcome.status == "completed":
-                reward = np.array([outcome.reward])
-                self.stats.observe(_ROW, arm, reward)
-                self.policy.update(self.stats, _ROW, arm, reward)
-                log.info("trial_completed", reward=outcome.reward)
-            else:
-                self.stats.release(_ROW, arm)
-                log.warning("trial_failed", status=outcome.status, reason=outcome.reason)
-        self.outcomes.append(outcome)
-        if len(self.outcomes) in self.checkpoints:
-            self.recommendations.append(self.recommendation())
-            log.info("checkpoint", trials=len(self.outcomes), recommendation=self.recommendations[-1])
+            log.debug("trial_started")
+            outcome = await self._await_result(trial)
+            try:
+                outcome = self._apply(outcome)
+            except ReportConflict as exc:  # a report from elsewhere closed the trial first
+                log.warning("report_conflict", reason=str(exc))
+                return
+            self.outcomes.append(outcome)
+
+    async def _await_result(self, trial: Trial) -> Outcome:
+        try:
+            with anyio.fail_after(self.timeout if self.timeout is not None else math.inf):
+                value = await self.source.pull(trial)
+                if value is DEFERRED:
+                    await self._wait_for_report(trial.id)
+                    return Outcome(trial, "reported", reward=self.experiment.record(trial.id).reward)
+        except TrialFailed as exc:
+            return Outcome(trial, "failed", reason=str(exc))
+        except TimeoutError:
+            return Outcome(trial, "timed_out", reason=f"timed out: no reward within {self.timeout} s")
+        return Outcome(trial, "completed", reward=value)  # type: ignore[arg-type]  # validated in _apply
+
+    def _apply(self, outcome: Outcome) -> Outcome:
+        """Tell the experiment; an unusable reward turns the outcome into a failure."""
+        trial = outcome.trial
+        if outcome.status == "completed":
+            try:
+                self.experiment.tell(trial.id, outcome.reward)
+                return Outcome(trial, "completed", reward=float(outcome.reward))  # type: ignore[arg-type]
+            except RewardRejected as exc:
+                outcome = Outcome(trial, "failed", reason=str(exc))
+        if outcome.status != "reported":
+            self.experiment.fail(trial.id, outcome.reason)
+        return outcome
+
+    async def _wait_for_report(self, trial_id: int) -> None:
+        if self.experiment.record(trial_id).status is not TrialStatus.PENDING:
+            return
+        self._reported[trial_id] = event = anyio.Event()
+        try:
+            await event.wait()
+        finally:
+            del self._reported[trial_id]
 
     def recommendation(self) -> Any:
         """The policy's current answer, JSON-ready (None for the regret objective)."""
-        if self.problem.objective is Objective.REGRET:
-            return None
-        answer = self.policy.recommend(self.stats)[0]
-        return int(answer) if np.ndim(answer) == 0 else np.flatnonzero(answer).tolist()
+        return self.experiment.recommendation()
 
     def summary(self) -> dict[str, Any]:
         """Counts, means, failures and the final recommendation."""
-        failed = [o for o in self.outcomes if o.status != "completed"]
-        return {
-            "trials": len(self.outcomes),
-            "completed": len(self.outcomes) - len(failed),
-            "failed": len(failed),
-            "counts": self.stats.counts[0].tolist(),
-            "means": self.stats.means[0].tolist(),
-            "recommendation": self.recommendation(),
-            "recommendations": self.recommendations,
-        }
+        return self.experiment.summary()

@@ -135,27 +135,12 @@ def _sweep_summary(
 
 
 async def _run_live(plan: ExperimentPlan) -> dict[str, Any]:
-    cfg = plan.config
-    if len(plan.policies) != 1:
-        raise ConfigError(
-            f"a live experiment runs exactly one policy (source {cfg.source.plugin!r} is live); "
-            f"the config lists {len(plan.policies)} in [[policies]]"
-        )
-    source = plan.create_source()
-    assert isinstance(source, LiveSource)
-    spec = plan.policies[0]
-    run = LiveRun(
-        policy=spec.create(),
-        source=source,
-        problem=plan.problem(source, None),
-        seed=cfg.seed,
-        in_flight=cfg.feedback.effective_in_flight,
-        timeout=cfg.feedback.timeout,
-        checkpoints=cfg.checkpoint_list(),
-    )
-    await run.run()
-    summary = _header(cfg, 1)
-    summary["policies"] = {spec.label: {"plugin": spec.plugin, **run.summary()}}
+    from armlab.orchestrator.session import LiveSession
+
+    session = LiveSession.from_plan(plan)
+    await session.live_run().run()
+    summary = _header(plan.config, 1)
+    summary["policies"] = session.policy_summary()
     return summary
 
 

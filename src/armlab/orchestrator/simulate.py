@@ -12,6 +12,8 @@ import numpy as np
 import structlog
 from anyio.abc import ObjectSendStream
 
+from armlab.orchestrator.bandit_completion import BanditCompletionObserver
+from armlab.orchestrator.confidence_metric import ConfidenceObserver
 from armlab.orchestrator.engine import Simulation, StepObserver
 from armlab.orchestrator.metrics import mean_and_stderr
 from armlab.plan import ExperimentPlan, PolicySpec
@@ -72,11 +74,23 @@ class PolicyResult:
 
 
 def prepare_sources(plan: ExperimentPlan, replicas: np.ndarray, seed: int) -> list[RewardSource]:
-    """Create and reset the simulated source(s) for a block of replicas."""
-    source = plan.create_source()
-    assert isinstance(source, RewardSource)
-    source.reset(replicas, seed, 0)
-    return [source]
+    """Create and reset the simulated source of every bandit for a block of replicas
+    (bandit ``b``'s instances and rewards are keyed by ``b``)."""
+    sources = []
+    for bandit in range(len(plan.bandits)):
+        source = plan.create_source(bandit)
+        assert isinstance(source, RewardSource)
+        source.reset(replicas, seed, bandit)
+        sources.append(source)
+    return sources
+
+
+def allocator_entry(plan: ExperimentPlan, sim: Simulation) -> dict[str, Any]:
+    """The allocator a multi-bandit policy ran with, for its summary (nothing otherwise)."""
+    if not plan.multi_bandit:
+        return {}
+    allocator = sim.allocator
+    return {"allocator": {"plugin": allocator.name, "params": allocator.params.model_dump(mode="json")}}
 
 
 #: Called as ``progress(label, trials_dispatched, trials_total)`` while a policy runs.
@@ -84,8 +98,16 @@ ProgressCallback = Callable[[str, int, int], None]
 
 
 def make_observers(plan: ExperimentPlan) -> list[StepObserver]:
-    """Step observers the experiment asks for (none by default)."""
-    return []
+    """Step observers the experiment's ``[metrics]`` table asks for (none by default), plus
+    bandit completions in multi-bandit runs."""
+    metrics = plan.config.metrics
+    observers: list[StepObserver] = []
+    if metrics.confidence:
+        observers.append(ConfidenceObserver(metrics.confidence_level, metrics.confidence_hold))
+    if plan.multi_bandit:  # bandits completed vs trials: the point of a multi-bandit run
+        labels = [bandit.label for bandit in plan.bandits]
+        observers.append(BanditCompletionObserver(metrics.confidence_level, metrics.confidence_hold, labels))
+    return observers
 
 
 async def simulate(
@@ -98,7 +120,7 @@ async def simulate(
     """Run all policies of ``plan`` on ``replicas`` (global ids); one task per policy."""
     checkpoints = plan.config.checkpoint_list()
     sources = prepare_sources(plan, replicas, seed)
-    problems = [plan.problem(s, s.truth) for s in sources]
+    problems = [plan.problem(s, s.truth, b) for b, s in enumerate(sources)]
     results: dict[str, PolicyResult] = {}
     total = int(replicas.size) * plan.config.problem.budget
     send, receive = anyio.create_memory_object_stream[CheckpointEvent](max_buffer_size=256)
@@ -111,7 +133,7 @@ async def simulate(
                 policy_factory=spec.create,
                 sources=sources,
                 problems=problems,
-                allocator=plan.create_allocator(),
+                allocator=plan.create_allocator(spec),
                 feedback=plan.config.feedback,
                 seed=seed,
                 replicas=replicas,
@@ -140,7 +162,8 @@ async def simulate(
                 cp_error=sim.cp_error,
                 cp_regret=sim.cp_regret,
                 stopped_at=sim.stopped_at,
-                extra={k: v for obs in sim.observers for k, v in obs.summary().items()},
+                extra={**allocator_entry(plan, sim),
+                       **{k: v for obs in sim.observers for k, v in obs.summary().items()}},
                 trials=int(sim.dispatched.sum()),
                 wall_seconds=busy,
             )

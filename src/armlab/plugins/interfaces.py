@@ -176,6 +176,18 @@ class Allocator(Plugin, ABC):
     def select(self, stats: list[ArmStats]) -> np.ndarray:
         """Return the bandit index ``(R,)`` per replica, or :data:`STOPPED` where done."""
 
+    def select_arms(self, stats: list[ArmStats], bandits: np.ndarray) -> np.ndarray | None:
+        """Joint rules only: the arm ``(R,)`` to pull in each replica's chosen bandit.
+
+        The engine calls this right after :meth:`select`, with its result ``bandits``.  The
+        default returns ``None``: each bandit's policy then picks the arm (the usual split
+        of seed 003: the allocator picks the bandit, the policy the arm).  An allocator that
+        ranks (bandit, arm) pairs jointly, like GapE-V over all arms of all bandits, returns
+        the arms of the pairs it chose (entries of :data:`STOPPED` replicas are ignored).
+        The bandits' policies still answer ``recommend`` and receive ``update``.
+        """
+        return None
+
     def update(
         self,
         bandit: int,

@@ -1,10 +1,19 @@
-"""Fixed-budget best-arm identification policies (seed 004 and cited baselines)."""
+"""Fixed-budget best-arm identification policies (seed 004 and cited baselines).
+
+Successive Rejects (``sr``), the provisional VBR (``vbr``), variance-adaptive sequential halving
+(``shvar``, ``shadavar``) and the GapE family (``gape``, ``gapev``, ``agapev``).  Sequential
+Halving (``sh``) and round-robin ``uniform`` (seed 004's Unif) are foundation policies.
+"""
 
 from __future__ import annotations
 
 from armlab.plugins import hookimpl
+from armlab.plugins.fixed_budget.gape import AGapEV, GapE, GapEV
+from armlab.plugins.fixed_budget.sh_variance import SHAdaVar, SHVar
+from armlab.plugins.fixed_budget.successive_rejects import SuccessiveRejects
+from armlab.plugins.fixed_budget.vbr import VBR
 
 
 @hookimpl
 def armlab_register_policies():
-    return []
+    return [SuccessiveRejects, VBR, SHVar, SHAdaVar, GapE, GapEV, AGapEV]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from armlab.plugins import hookimpl
+from armlab.plugins.fixed_confidence.lucb1 import LUCB1
+from armlab.plugins.fixed_confidence.ugape import UGapEb, UGapEc
 
 
 @hookimpl
 def armlab_register_policies():
-    return []
+    return [UGapEb, UGapEc, LUCB1]

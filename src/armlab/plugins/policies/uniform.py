@@ -1,22 +1,47 @@
-"""Uniform allocation: round robin over the active arms."""
+"""Uniform allocation: round robin, or a uniformly random arm at every step."""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Literal
 
-from armlab.plugins.interfaces import Policy
+import numpy as np
+from pydantic import Field
+
+from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.stats import ArmStats
 
 
-class Uniform(Policy):
-    """Round robin: pull the active arm with the fewest pulls (observed + pending), lowest
-    index first, i.e. arm ``(t - 1) mod K`` at step ``t``.  Recommends by empirical means.
+class UniformParams(PluginParams):
+    order: Literal["round-robin", "random"] = Field(
+        "round-robin",
+        description="round-robin: arm (t - 1) mod K at step t (seed 004's Unif); random: an arm drawn "
+        "uniformly at every step, keyed by (seed, replica, step) (seed 000's UA)",
+    )
 
-    Baseline "Unif" of seed 004 and "UA" of seed 000 (there in its round-robin form).
-    Pending pulls count, so delayed feedback does not change the schedule.
+
+class Uniform(Policy):
+    """Uniform allocation over the active arms; recommends by empirical means.
+
+    ``order = "round-robin"``: pull the active arm with the fewest pulls (observed +
+    pending), lowest index first, i.e. arm ``(t - 1) mod K`` at step ``t`` -- baseline "Unif"
+    of seed 004 (sheet 3.1).  ``order = "random"``: pull an active arm drawn uniformly at
+    random, with replacement, independently of the history -- "UA" of seed 000 (sheet 2.6;
+    the authors' code draws ``random.randint``); the draw is a pure function of (seed,
+    replica, step), so unpulled arms are possible and never counted above a threshold.
+    No reward assumption.  Pending pulls count in the round robin, so delayed feedback does
+    not change either schedule.
     """
 
     name = "uniform"
+    Params = UniformParams
 
     def select(self, stats: ArmStats) -> np.ndarray:
+        if self.params.order == "random":
+            return self._random_arm(stats)
         return np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
+
+    def _random_arm(self, stats: ArmStats) -> np.ndarray:
+        u = self.rng.uniform(stats.dispatched, 1)[:, 0]
+        n_active = stats.active.sum(axis=1)
+        rank = np.floor(u * n_active).astype(np.int64)  # u < 1, so rank < n_active
+        return np.argmax(np.cumsum(stats.active, axis=1) > rank[:, None], axis=1)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from armlab.plugins import hookimpl
+from armlab.plugins.sources.random_bernoulli import RandomBernoulli
+from armlab.plugins.sources.seed004 import Seed004Gaussian
 from armlab.plugins.sources.simulated import Bernoulli, Gaussian
 
 
 @hookimpl
 def armlab_register_sources():
-    return [Gaussian, Bernoulli]
+    return [Gaussian, Bernoulli, RandomBernoulli, Seed004Gaussian]

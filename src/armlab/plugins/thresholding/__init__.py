@@ -1,10 +1,18 @@
-"""Thresholding-bandit policies (seed 000: AugUCB and its baselines)."""
+"""Thresholding-bandit policies (seed 000: AugUCB and its baselines).
+
+UA, seed 000's uniform baseline, is the built-in ``uniform`` policy with ``order = "random"``.
+"""
 
 from __future__ import annotations
 
 from armlab.plugins import hookimpl
+from armlab.plugins.thresholding.apt import APT
+from armlab.plugins.thresholding.augucb import AugUCB
+from armlab.plugins.thresholding.csar import CSAR
+from armlab.plugins.thresholding.ucbe import UCBE
+from armlab.plugins.thresholding.ucbev import UCBEV
 
 
 @hookimpl
 def armlab_register_policies():
-    return []
+    return [AugUCB, APT, UCBE, UCBEV, CSAR]

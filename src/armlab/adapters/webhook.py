@@ -1,0 +1,117 @@
+"""``webhook``: POST each trial as JSON to a URL; the reward comes back in the response or later."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import Field
+
+from armlab.adapters.base import DEFERRED, Trial
+from armlab.adapters.common import AdapterParams, AdapterSource, reward_of
+from armlab.errors import ConfigError, TrialFailed
+from armlab.plugins.interfaces import PluginParams
+
+if TYPE_CHECKING:
+    import httpx  # the `live` extra; imported when a webhook source is entered
+
+__all__ = ["Webhook"]
+
+
+class WebhookParams(AdapterParams):
+    url: str = Field(pattern=r"^https?://", description="where each trial is POSTed (http or https)")
+    headers: dict[str, str] = Field(default_factory=dict, description="extra request headers")
+    token_env: str | None = Field(
+        None, description="name of an environment variable holding a bearer token for the webhook"
+    )
+    reward_in_response: bool = Field(
+        True,
+        description="true: the response carries the reward; false: a 2xx response only accepts the "
+        "trial and the reward is reported later to `armlab serve`'s /tell endpoint",
+    )
+
+
+class Webhook(AdapterSource):
+    """POST ``{"trial_id", "arm", "arm_name", "bandit", "pull", "attempt"}`` to ``url`` per trial.
+
+    With ``reward_in_response`` the 2xx response body is the reward (a JSON number, or an
+    object with ``reward``); otherwise a 2xx response means "accepted", the trial stays
+    pending, and its reward arrives through the ask/tell service's ``/tell`` (which needs
+    ``armlab serve``; ``[feedback] timeout`` bounds the wait).  A response that does carry
+    a reward is used either way.  Connection errors and non-2xx statuses fail the attempt
+    (retried per ``retries``).  ``transport`` (Python only) replaces the network, for tests.
+    """
+
+    name = "webhook"
+    Params = WebhookParams
+    params: WebhookParams
+
+    def __init__(
+        self,
+        params: PluginParams | Mapping[str, Any] | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(params)
+        self.defers_rewards = not self.params.reward_in_response
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        headers = dict(self.params.headers)
+        if self.params.token_env is not None:
+            token = os.environ.get(self.params.token_env)
+            if not token:
+                raise ConfigError(
+                    f"source 'webhook': environment variable {self.params.token_env!r} (token_env) is not set"
+                )
+            headers["Authorization"] = f"Bearer {token}"
+        self._headers = headers
+
+    async def __aenter__(self) -> Self:
+        import httpx
+
+        # no httpx time limit: `timeout` bounds each attempt, [feedback] timeout the trial
+        self._client = httpx.AsyncClient(headers=self._headers, transport=self._transport, timeout=None)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def run_once(self, trial: Trial, attempt: int) -> Any:
+        if self._client is None:
+            raise RuntimeError("use the webhook source as an async context manager (async with source:)")
+        import httpx
+
+        try:
+            response = await self._client.post(self.params.url, json={**self.describe(trial), "attempt": attempt})
+        except httpx.HTTPError as exc:
+            raise TrialFailed(f"POST {self.params.url} failed: {type(exc).__name__}: {exc}") from None
+        if not response.is_success:
+            raise TrialFailed(f"POST {self.params.url} answered HTTP {response.status_code}: {response.text[:500]}")
+        if self.defers_rewards:
+            body = _json_or_none(response)
+            return reward_of(body) if _carries_reward(body) else DEFERRED
+        if not response.content.strip():
+            raise TrialFailed(f"POST {self.params.url} answered without a reward (empty body)")
+        body = _json_or_none(response)
+        if body is None:
+            raise TrialFailed(f"the webhook's response is not JSON: {response.text[:200]!r}")
+        return reward_of(body)
+
+
+def _json_or_none(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _carries_reward(body: Any) -> bool:
+    if isinstance(body, Mapping):
+        return "reward" in body
+    return isinstance(body, (int, float)) and not isinstance(body, bool)

@@ -1,0 +1,101 @@
+"""The vocabulary of a live experiment: trial records, events, states, reports and errors.
+
+Shared by the ask/tell core (:mod:`armlab.orchestrator.asktell`), the journal that stores
+the events, and the drivers (live runs, the HTTP service) that react to them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Literal
+
+from armlab.adapters.base import Trial
+from armlab.errors import ArmlabError
+
+__all__ = [
+    "Event",
+    "EventKind",
+    "ExperimentState",
+    "JournalMismatch",
+    "NoTrialAvailable",
+    "Report",
+    "ReportConflict",
+    "TrialRecord",
+    "TrialStatus",
+    "UnknownTrial",
+]
+
+EventKind = Literal["dispatch", "result", "failed", "abandoned", "late"]
+
+
+class TrialStatus(str, enum.Enum):
+    PENDING = "pending"
+    COMPLETED = "completed"
+    FAILED = "failed"  # the pipeline produced no usable reward, or the trial timed out
+    ABANDONED = "abandoned"  # the client gave the trial up
+
+
+class ExperimentState(str, enum.Enum):
+    """What :meth:`Experiment.ask` would do now."""
+
+    RUNNING = "running"  # a trial can be dispatched
+    IN_FLIGHT_FULL = "in_flight_full"  # every in-flight slot is taken: wait for a report
+    BUDGET_SPENT = "budget_spent"  # every trial of the budget is dispatched; some are pending
+    STOPPED = "stopped"  # the policy stopped (a stopping rule is confident); some are pending
+    FINISHED = "finished"  # budget spent or policy stopped, and nothing is pending
+
+
+class NoTrialAvailable(ArmlabError):
+    """``ask`` cannot dispatch a trial now; ``state`` says why (and whether to retry)."""
+
+    def __init__(self, state: ExperimentState, message: str) -> None:
+        super().__init__(message)
+        self.state = state
+
+
+class UnknownTrial(ArmlabError, LookupError):
+    """A report names a trial id this experiment never dispatched."""
+
+
+class ReportConflict(ArmlabError):
+    """A report contradicts what is already recorded for the trial."""
+
+
+class JournalMismatch(ArmlabError):
+    """Replaying a journal did not reproduce its dispatches (policy or config changed)."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One change of an experiment, as journaled.  ``at`` is wall-clock time (Unix seconds)."""
+
+    kind: EventKind
+    trial: int
+    arm: int
+    reward: float | None = None
+    reason: str = ""
+    key: str | None = None
+    at: float = 0.0
+
+
+@dataclass
+class TrialRecord:
+    """A dispatched trial and what became of it."""
+
+    trial: Trial
+    dispatched_at: float
+    key: str | None = None
+    status: TrialStatus = TrialStatus.PENDING
+    reward: float | None = None
+    reason: str = ""
+    late_reward: float | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    """The answer to a report (``tell``, ``abandon``, ``fail``)."""
+
+    trial_id: int
+    status: Literal["accepted", "duplicate", "late"]
+    message: str = ""

@@ -1,0 +1,179 @@
+"""Open a live experiment: build it from a config, or replay its journal and continue.
+
+A :class:`LiveSession` is the one place where a live experiment's parts are put together:
+the validated plan, the live source, the ask/tell :class:`~armlab.orchestrator.asktell.Experiment`
+and (optionally) its :class:`~armlab.orchestrator.journal.Journal`.  ``armlab run`` (without
+journal), ``armlab serve`` and ``armlab resume`` all open one.
+
+Opening an existing journal rebuilds the experiment from the configuration stored in it,
+replays every event, and only then attaches the journal as recorder, so the continued run
+is the run that never stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from armlab.adapters.base import LiveSource
+from armlab.config import ExperimentConfig, load_config, validate_config
+from armlab.errors import ConfigError
+from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.journal import GroupCommit, Journal
+from armlab.orchestrator.live import LiveRun
+from armlab.plan import ExperimentPlan, build_plan
+from armlab.plugins.manager import get_plugin_manager
+from armlab.plugins.registry import Registry
+
+__all__ = ["LiveSession"]
+
+
+@dataclass
+class LiveSession:
+    """A live experiment ready to be driven (by :meth:`live_run` or the HTTP service)."""
+
+    plan: ExperimentPlan
+    source: LiveSource
+    experiment: Experiment
+    journal: Journal | None = None
+    replayed: int = 0
+
+    @property
+    def config(self) -> ExperimentConfig:
+        return self.plan.config
+
+    @property
+    def label(self) -> str:
+        return self.plan.policies[0].label
+
+    @classmethod
+    def from_plan(cls, plan: ExperimentPlan, journal: Journal | None = None) -> LiveSession:
+        """A fresh session (no events yet) of a validated live plan."""
+        cfg = plan.config
+        if not plan.live:
+            raise ConfigError(
+                f"source {cfg.source.plugin!r} is simulated; a live session needs a live source "
+                "(callback, command, webhook or external)"
+            )
+        if len(plan.policies) != 1:
+            raise ConfigError(
+                f"a live experiment runs exactly one policy (source {cfg.source.plugin!r} is live); "
+                f"the config lists {len(plan.policies)} in [[policies]]"
+            )
+        source = plan.create_source()
+        assert isinstance(source, LiveSource)
+        experiment = Experiment(
+            plan.policies[0].create(),
+            plan.problem(source, None),
+            cfg.seed,
+            in_flight=cfg.feedback.effective_in_flight,
+            checkpoints=cfg.checkpoint_list(),
+        )
+        return cls(plan, source, experiment, journal)
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        journal: str | Path,
+        config: ExperimentConfig | str | Path | None = None,
+        registry: Registry | None = None,
+    ) -> LiveSession:
+        """Create ``journal`` for ``config``, or resume it if it exists.
+
+        When resuming, ``config`` may be omitted (the journal stores it); if given it must
+        equal the stored one, so a resumed run cannot silently change its experiment.
+        """
+        registry = registry or Registry(get_plugin_manager())
+        if config is not None and not isinstance(config, ExperimentConfig):
+            config = load_config(config)
+        path = Path(journal)
+        if not path.exists():
+            if config is None:
+                raise ConfigError(f"journal {str(path)!r} does not exist; give the experiment's config to start it")
+            session = cls.from_plan(build_plan(config, registry))
+            session.journal = Journal.create(path, {
+                "config": config.model_dump(mode="json"),
+                "seed": config.seed,
+                "policy": session.label,
+                "source": config.source.plugin,
+            })
+            session.experiment.recorder = session.journal
+            return session
+        opened = Journal.open(path)
+        try:
+            stored = validate_config(opened.meta["config"])
+            if config is not None:
+                _require_same(stored, config, path)
+            session = cls.from_plan(build_plan(stored, registry), opened)
+            session.replayed = session.experiment.replay(opened.events())
+        except BaseException:
+            opened.close()
+            raise
+        session.experiment.recorder = opened
+        return session
+
+    def live_run(self) -> LiveRun:
+        """The async driver that runs this session's trials through its source."""
+        if self.source.defers_rewards:
+            raise ConfigError(
+                f"source {self.config.source.plugin!r} is set to report rewards later "
+                "(reward_in_response = false); they arrive at the /tell endpoint of `armlab serve`, "
+                "so run this experiment with `armlab serve CONFIG --journal FILE`"
+            )
+        return LiveRun(source=self.source, experiment=self.experiment, timeout=self.config.feedback.timeout)
+
+    @asynccontextmanager
+    async def group_commit(self) -> AsyncIterator[GroupCommit | None]:
+        """Within this context, journal writes are batched (see :class:`GroupCommit`).
+
+        Yields the writer (None without a journal); await its ``durable()`` before
+        acknowledging a change.  On exit (even cancelled) every recorded event is written.
+        """
+        if self.journal is None:
+            yield None
+            return
+        writer = GroupCommit(self.journal)
+        self.experiment.recorder = writer.record
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer.run)
+                try:
+                    yield writer
+                finally:
+                    tg.cancel_scope.cancel()  # a batch being written is finished first
+        finally:
+            self.experiment.recorder = self.journal
+            writer.flush()
+
+    def policy_summary(self) -> dict[str, Any]:
+        """``{label: {...}}``: the live entry of ``summary.json``."""
+        return {self.label: {"plugin": self.plan.policies[0].plugin, **self.experiment.summary()}}
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
+
+
+def _require_same(stored: ExperimentConfig, given: ExperimentConfig, path: Path) -> None:
+    a, b = stored.model_dump(mode="json"), given.model_dump(mode="json")
+    if a != b:
+        changed = ", ".join(sorted(_differences(a, b))) or "(unknown)"
+        raise ConfigError(
+            f"journal {str(path)!r} was written for a different experiment (changed: {changed}); "
+            "resume it with its own config, or start a new journal"
+        )
+
+
+def _differences(a: Any, b: Any, prefix: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[str] = []
+        for key in a.keys() | b.keys():
+            out += _differences(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else str(key))
+        return out
+    return [] if a == b else [prefix or "(top level)"]

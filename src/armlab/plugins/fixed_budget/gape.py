@@ -1,0 +1,231 @@
+"""GapE, GapE-V and A-GapE-V (Gabillon, Ghavamzadeh, Lazaric & Bubeck, NeurIPS 2011), one bandit.
+
+Gap-based exploration pulls ``argmax_k B_k`` with ``B_k = -gap_k + width_k``: arms whose
+empirical gap is small (hard to tell apart from the boundary of the answer) or whose
+estimate is still wide.  The answer is the empirical best arm (or the m empirical best
+arms).  Index code lives in :mod:`armlab.plugins.fixed_budget.gape_index`; this module holds
+the policies.  Definitions: ALGORITHMS-pure-exploration.md 3.7-3.9, Part C #11-#13.
+
+Extension points (seed 003's ``agapev-topm`` subclasses :class:`AGapEV`):
+
+* :meth:`AGapEV.sample_statistics` -- the ``(counts, means, variances)`` the index is built
+  from (override to add prior pseudo-observations);
+* :meth:`AGapEV.gaps` -- the gap definition (parameter ``gaps``: midpoint or GapE-style);
+* class attributes ``init_pulls`` (``r`` in ``a = theta (n - rK) / H``; the budget must
+  exceed ``rK``) and ``warmup_observations`` (observations per arm before the index is used:
+  0 when pseudo-observations make every count valid from the start);
+* :meth:`GapIndexPolicy.index` -- the whole ``(R, K)`` index.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import ClassVar, Literal
+
+import numpy as np
+from pydantic import Field
+
+from armlab.complexity import gape_complexity, top_m_gaps, variance_complexity
+from armlab.errors import ConfigError
+from armlab.plugins.fixed_budget.gape_index import (
+    THETA_V,
+    GapStyle,
+    agapev_index,
+    empirical_gaps,
+    gape_index,
+    gapev_index,
+    seed004_complexity_scale,
+    seed004_range_bound,
+)
+from armlab.plugins.interfaces import PluginParams, Policy
+from armlab.plugins.policies._index import IndexWarmup
+from armlab.plugins.thresholding._common import OracleIndexParams, exploration_parameter, require_budget
+from armlab.problem import Objective, Problem, Truth
+from armlab.random import KeyedRandom
+from armlab.stats import ArmStats
+
+__all__ = ["AGapEV", "GapE", "GapEV", "GapIndexPolicy"]
+
+
+class GapIndexPolicy(Policy):
+    """Shared frame: top-m check, budget check, warm-up pulls, then ``argmax`` of :meth:`index`.
+
+    Serves best-arm identification (m = 1) and top-m identification; recommends the
+    empirical best arm, or the m arms with the largest empirical means.
+    """
+
+    objectives = frozenset({Objective.BEST_ARM, Objective.TOP_M})
+    #: ``r`` in the exploration parameter ``theta (n - rK) / H``; the budget must exceed ``rK``.
+    init_pulls: ClassVar[int] = 1
+    #: Observations every arm needs before the index is used (pulled in index order first).
+    warmup_observations: ClassVar[int] = 1
+
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        k = problem.n_arms
+        self.top_m = problem.top_m if problem.objective is Objective.TOP_M else 1
+        if not 1 <= self.top_m < k:
+            raise ConfigError(f"{self.name}: top-m needs 1 <= m < K = {k}, got m = {self.top_m}; lower [problem] m")
+        r = self.init_pulls
+        require_budget(self, problem, r * k, f"{r} initial pull(s) per arm, and a = theta (n - {r}K)/H > 0")
+        self._warmup = IndexWarmup(need=self.warmup_observations)
+
+    @abstractmethod
+    def index(self, stats: ArmStats) -> np.ndarray:
+        """The index ``(R, K)`` to maximise (used once the chosen arm is warmed up)."""
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        rng = self.rng if self.params.tie_break == "random" else None
+        return self._warmup.select(stats, self.index(stats), rng)
+
+
+class GapEParams(OracleIndexParams):
+    b: float | None = Field(
+        None, gt=0,
+        description="reward range b (rewards in [0, b]); default: seed 004's oracle max_i mu_i + sigma_i sqrt(ln n)",
+    )
+    theta: float = Field(4.0 / 9.0, gt=0, description="theta in the oracle a = theta (n - K) / H (Theorem 1: 4/9)")
+    rate: float = Field(1.0 / 144.0, gt=0, description="GapE's error-rate constant c, used by the seed-004 rescaling")
+    rescale: bool = Field(
+        True,
+        description="seed 004's convention: H replaced by H c / c' with c' = 1/(4 log2 K) (Part C #12); "
+        "false: Gabillon et al.'s a = theta (n - rK) / H (r = 1 for GapE, 2 for GapE-V)",
+    )
+
+
+class GapE(GapIndexPolicy):
+    """GapE: after one pull of each arm, pull ``argmax_k -gap_k + b sqrt(a / T_k)``.
+
+    Source: Gabillon et al., "Multi-bandit best arm identification", NeurIPS 2011 (one bandit,
+    M = 1; sheet 3.7), as run by seed 004 (Lalitha et al., section 5): ``gap_k`` is the empirical
+    best arm's lead over the runner-up, and the others' deficit to the best (GapE-style top-m
+    gaps for the top-m objective, sheet 1.1); the oracle ``a = theta (n - K) / (H c / c')``
+    with ``H = sum_k b^2 / Delta_k^2`` of the true gaps, ``theta = 4/9``, ``c = 1/144``,
+    ``c' = 1 / (4 log2 K)``, i.e. ``a = 16 (n - K) / (H log2 K)``, and
+    ``b = max_k mu_k + sigma_k sqrt(ln n)``, all per replica from the source's truth (Part C #12;
+    theta and c are UNVERIFIED against the primary text, sheet 3.7).  Give ``a`` and ``b`` to
+    run without oracle inputs (live sources).  Rewards assumed in [0, b]; runs on any rewards.
+
+    Pending pulls: ``T_k`` counts pulls (observed + pending), gaps use observed means (an
+    arm not yet observed has mean 0 there, which only matters while first results are in
+    flight).  Ties: lowest index, or random with ``tie_break = "random"``.
+    """
+
+    name = "gape"
+    Params = GapEParams
+
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        p, k = self.params, problem.n_arms
+        if p.b is None:
+            truth = problem.require_truth(self.name, "means and variances (for the reward bound b; set b to avoid)")
+            self.b = seed004_range_bound(truth.means, truth.variances, problem.budget)
+        else:
+            self.b = np.full(replicas, p.b)
+        self.a = exploration_parameter(
+            self, problem, replicas, what="means (and variances for GapE-V)", complexity=self._scaled_complexity,
+            numerator=p.theta * (problem.budget - self.init_pulls * k),
+            formula=f"a = theta (n - {self.init_pulls if self.init_pulls > 1 else ''}K) / H",
+        )
+
+    def _scaled_complexity(self, truth: Truth) -> np.ndarray:
+        scale = seed004_complexity_scale(self.params.rate, self.problem.n_arms) if self.params.rescale else 1.0
+        return scale * self.oracle_complexity(truth, top_m_gaps(truth.means, self.top_m))
+
+    def oracle_complexity(self, truth: Truth, gaps: np.ndarray) -> np.ndarray:
+        """``H = sum_k b^2 / Delta_k^2`` per replica (Theorem 1)."""
+        return gape_complexity(gaps, b=self.b)
+
+    def index(self, stats: ArmStats) -> np.ndarray:
+        gaps = empirical_gaps(stats.means, self.top_m)
+        return gape_index(gaps, np.maximum(stats.pulls, 1), self.a[:, None], self.b[:, None])
+
+
+class GapEVParams(GapEParams):
+    theta: float = Field(
+        THETA_V, gt=0, description="theta in the oracle a = theta (n - 2K) / H^sigma (8/9, Part C #11)"
+    )
+    rate: float = Field(1.0 / 512.0, gt=0, description="GapE-V's error-rate constant c, used by the seed-004 rescaling")
+
+
+class GapEV(GapE):
+    """GapE-V: GapE with an empirical-Bernstein width, after two pulls of each arm.
+
+    Pulls ``argmax_k -gap_k + sqrt(2 a v_k / T_k) + 7 a b / (3 (T_k - 1))`` (``v_k`` the unbiased
+    sample variance).
+
+    Source: Gabillon et al. 2011 (sheet 3.8), as run by seed 004: oracle
+    ``a = theta (n - 2K) / (H^sigma c / c')`` with
+    ``H^sigma = sum_k (sigma_k + sqrt(sigma_k^2 + (16/3) b Delta_k))^2 / Delta_k^2``,
+    ``theta = 8/9`` (both public implementations) and ``c = 1/512`` (quoted by seeds 000 and
+    004), i.e. ``a = (1024/9) (n - 2K) / (H^sigma log2 K)``; the pair is UNVERIFIED against the
+    primary text (sheet 3.8: with theta = 1/8 the factor would be 16).  ``b`` as in GapE.
+    Rewards assumed in [0, b].  Pending pulls: as GapE (``T_k`` counts pulls; means and
+    variances are observed ones).
+    """
+
+    name = "gapev"
+    Params = GapEVParams
+    init_pulls = 2
+    warmup_observations = 2
+
+    def oracle_complexity(self, truth: Truth, gaps: np.ndarray) -> np.ndarray:
+        """``H^sigma`` per replica (GapE-V's complexity, squared numerator)."""
+        return variance_complexity(gaps, truth.variances, squared=True, b=self.b[:, None])
+
+    def index(self, stats: ArmStats) -> np.ndarray:
+        gaps = empirical_gaps(stats.means, self.top_m)
+        pulls = np.maximum(stats.pulls, 2)
+        return gapev_index(gaps, stats.variances(ddof=1), pulls, self.a[:, None], self.b[:, None])
+
+
+class AGapEVParams(PluginParams):
+    b: float = Field(1.0, gt=0, description="reward range b (rewards in [0, b]); the sheet's A-GapE-V uses 1")
+    theta: float = Field(THETA_V, gt=0, description="theta in a = theta (n - 2K) / H-hat (8/9)")
+    gaps: GapStyle = Field(
+        "midpoint",
+        description="midpoint: gaps to the midpoint of the m-th and (m+1)-th means (sheet 3.9); "
+        "gape: GapE-style top-m gaps (for m = 1, Gabillon et al.'s best-arm gaps)",
+    )
+    tie_break: Literal["lowest", "random"] = Field(
+        "lowest", description="exact ties of the index: lowest arm index, or uniformly at random (seeded)"
+    )
+
+
+class AGapEV(GapIndexPolicy):
+    """A-GapE-V: GapE-V whose ``a`` is re-estimated at every step from the statistics.
+
+    Source: Gabillon et al. 2011 introduce the adaptive variant without a complete
+    definition; the only concrete one is Bachman & Precup's implementation (cited by seed
+    003), adopted by the sheet (3.9, Part C #13): with ``D+ = gap + sqrt(1/(2T))`` and
+    ``v- = max(0, v - sqrt(2/(T-1)))``, ``H-hat = sum_k (v- + sqrt(v-^2 + (16/3) b D+))^2 / D+^2``,
+    ``a = theta (n - 2K) / H-hat`` and GapE-V's index with that ``a``
+    (:func:`~armlab.plugins.fixed_budget.gape_index.agapev_index`).  No oracle input, so it
+    runs on live sources.  Gaps default to the sheet's midpoint gaps (for one bandit the
+    argmax is the same as with GapE-style gaps; ``H-hat`` differs).  Two pulls of each arm first.
+    Rewards assumed in [0, b] (b = 1 by default).
+
+    Pending pulls: the width counts pulls (observed + pending); gaps, variances and ``H-hat``
+    use observed rewards (arms with fewer than two observations enter ``H-hat`` with ``T = 2``
+    and variance 0 while their results are in flight).
+    """
+
+    name = "agapev"
+    Params = AGapEVParams
+    init_pulls = 2
+    warmup_observations = 2
+
+    def sample_statistics(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Observation counts, means and unbiased variances ``(R, K)`` the index uses; counts
+        are floored at 2 so the estimator stays finite for arms still in warm-up."""
+        return np.maximum(stats.counts, 2).astype(np.float64), stats.means, stats.variances(ddof=1)
+
+    def gaps(self, means: np.ndarray) -> np.ndarray:
+        """Empirical gaps ``(R, K)`` of ``means`` (see the ``gaps`` parameter)."""
+        return empirical_gaps(means, self.top_m, self.params.gaps)
+
+    def index(self, stats: ArmStats) -> np.ndarray:
+        counts, means, variances = self.sample_statistics(stats)
+        pulls = counts + stats.pending
+        return agapev_index(self.gaps(means), variances, counts, pulls, self.problem.budget,
+                            self.params.b, self.params.theta)

@@ -1,0 +1,105 @@
+"""Successive Rejects (Audibert, Bubeck & Munos, COLT 2010) and its phase schedule."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from armlab.plugins.interfaces import STOPPED, Policy
+from armlab.plugins.thresholding._common import require_budget
+from armlab.problem import Objective, Problem
+from armlab.random import KeyedRandom
+from armlab.stats import ArmStats
+
+__all__ = ["SuccessiveRejects", "logbar", "sr_phase_ends", "sr_phase_lengths"]
+
+
+def logbar(n_arms: int) -> float:
+    """Successive Rejects' ``logbar(K) = 1/2 + sum_{i=2..K} 1/i``."""
+    return 0.5 + math.fsum(1.0 / i for i in range(2, n_arms + 1))
+
+
+def sr_phase_lengths(budget: int, n_arms: int) -> np.ndarray:
+    """``n_k = ceil((n - K) / (logbar(K) (K + 1 - k)))`` for phases ``k = 1..K-1``, with
+    :func:`logbar`: the pulls each arm alive in phase k has by its end."""
+    k = np.arange(1, n_arms)
+    return np.ceil((budget - n_arms) / (logbar(n_arms) * (n_arms + 1 - k))).astype(np.int64)
+
+
+def sr_phase_ends(budget: int, n_arms: int) -> np.ndarray:
+    """Total pulls when phase ``k = 1..K-1`` ends: ``n_1 + ... + n_{k-1} + (K + 1 - k) n_k``
+    (one arm was rejected after each earlier phase).  The last entry never exceeds ``n``."""
+    lengths = sr_phase_lengths(budget, n_arms)
+    before = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    return before + (n_arms + 1 - np.arange(1, n_arms)) * lengths
+
+
+class SuccessiveRejects(Policy):
+    """Successive Rejects: K - 1 phases; in phase k every surviving arm is pulled until it has
+    ``n_k`` pulls (round robin in index order), then the surviving arm with the smallest
+    empirical mean (cumulative over all phases) is rejected; the last survivor is the answer.
+
+    Source: Audibert, Bubeck & Munos, "Best arm identification in multi-armed bandits",
+    COLT 2010 (sheet 3.3): ``n_k = ceil((n - K) / (logbar(K) (K + 1 - k)))``.  The schedule
+    uses at most n pulls (``9962`` of ``n = 10000`` for K = 100); the policy then returns
+    STOPPED.  Requires ``n > K``.  No reward assumption (analysed for [0, 1]).  Ties in a
+    rejection: the lowest index is rejected (sheet 3.3).  Anytime answer (before the end):
+    the surviving arm with the largest empirical mean.
+
+    Pending pulls count toward the schedule, not the statistics: a rejection uses the results
+    observed when the phase's last pull is dispatched (late results count in later phases;
+    an arm with no observed result yet is never rejected).  The final rejection, which names
+    the answer, waits for every result.  Subclasses change the rejection rule by overriding
+    :meth:`rejection_keys` (VBR).
+    """
+
+    name = "sr"
+    objectives = frozenset({Objective.BEST_ARM})
+
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        k = problem.n_arms
+        require_budget(self, problem, k, "n > K, so that every arm gets a phase-1 pull")
+        self.phase_ends = sr_phase_ends(problem.budget, k)
+        self.total_pulls = int(self.phase_ends[-1])
+        self.rejections = np.zeros(replicas, dtype=np.int64)  # phases closed so far
+
+    def rejection_keys(self, stats: ArmStats) -> list[np.ndarray]:
+        """Keys ``(R, K)``, most significant first: the arm with the smallest keys is rejected."""
+        return [np.where(stats.counts > 0, stats.means, np.inf)]
+
+    def _rejection_order(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
+        """Arms of ``rows`` in rejection order: active ones by their keys, then lowest index;
+        inactive ones last."""
+        inactive = ~stats.active[rows]
+        index = np.broadcast_to(np.arange(stats.n_arms), inactive.shape)
+        keys = [key[rows] for key in reversed(self.rejection_keys(stats))]
+        return np.lexsort([index, *keys, inactive], axis=-1)
+
+    def _advance(self, stats: ArmStats) -> None:
+        """Reject once per phase whose pulls are all dispatched (all but the final rejection)."""
+        due = np.minimum(np.searchsorted(self.phase_ends, stats.dispatched, side="right"), stats.n_arms - 2)
+        while True:
+            rows = np.flatnonzero(due > self.rejections)
+            if rows.size == 0:
+                return
+            rejected = self._rejection_order(stats, rows)[:, 0]
+            stats.active[rows, rejected] = False
+            self.rejections[rows] += 1
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        self._advance(stats)
+        arms = np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
+        return np.where(stats.dispatched >= self.total_pulls, STOPPED, arms)
+
+    def recommend(self, stats: ArmStats) -> np.ndarray:
+        """The survivor of the final rejection once every result is in; before that the
+        surviving arm with the largest empirical mean."""
+        seen = stats.active & (stats.counts > 0)
+        answer = np.argmax(np.where(seen, stats.means, -np.inf), axis=1)
+        finished = (stats.dispatched >= self.total_pulls) & (stats.pending.sum(axis=1) == 0)
+        rows = np.flatnonzero(finished & (self.rejections == stats.n_arms - 2))
+        if rows.size:  # two arms survive: the answer is the one not rejected
+            answer[rows] = self._rejection_order(stats, rows)[:, 1]
+        return answer

@@ -1,0 +1,37 @@
+"""OCUCB, optimally confident UCB (Lattimore 2015, arXiv:1507.07880), horizon-dependent form."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from armlab.plugins.regret.base import IndexPolicy, RegretParams, decision_index
+from armlab.stats import ArmStats
+
+__all__ = ["OCUCB"]
+
+
+class OCUCBParams(RegretParams):
+    alpha: float = Field(3.0, gt=0, description="alpha; 3 in Lattimore's libbandit demo, 2 in the seed authors' code")
+    psi: float = Field(2.0, ge=1, description="psi in log(psi T / t); 2 in Lattimore's demo (>= 1 keeps the log >= 0)")
+
+
+class OCUCB(IndexPolicy):
+    """OCUCB: pull ``argmax mean_i + sqrt((alpha / N_i) log(psi T / t))`` at decision ``t``.
+
+    Source: ALGORITHMS-regret.md 3.8 (libbandit ``OCUCB::set_index``, SMPY ``OCUCBH``).  The
+    anytime OCUCB of Lattimore (2016) is a different algorithm and is not this one.  Needs
+    the horizon ``T``; the logarithm's argument is >= psi because ``t <= T``.  Analysed for
+    1-subgaussian noise (fine for [0, 1] rewards and the seed's Gaussian arms); rewards are
+    used raw.  Pending pulls: as every index policy.
+    """
+
+    name = "ocucb"
+    Params = OCUCBParams
+    needs_horizon = True
+
+    def index(self, stats: ArmStats) -> np.ndarray:
+        p = self.params
+        # t <= T while the replica runs; the clamp covers select calls for finished replicas
+        confidence = p.alpha * np.maximum(np.log(p.psi * self.problem.budget / decision_index(stats)), 0.0)
+        return stats.means + np.sqrt(confidence)[:, None] * self.inv_sqrt_n

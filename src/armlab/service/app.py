@@ -1,0 +1,279 @@
+"""The ask/tell HTTP service: a FastAPI app around one live session.
+
+Endpoints (all but ``/openapi.json`` need ``Authorization: Bearer TOKEN`` unless the
+service was started insecure on loopback):
+
+* ``POST /ask`` -> a trial to run (``key`` makes it idempotent, ``wait`` waits for a slot);
+  409 with ``state`` when none can be dispatched (in-flight slots full, budget spent, stopped);
+* ``POST /tell`` -> accepted / duplicate / late; 404 unknown trial, 409 conflicting report,
+  422 unusable reward.  The answer is sent only after the report is in the journal;
+* ``POST /abandon``, ``GET /trials/{id}``, ``GET /status`` (counts, pending, estimates,
+  recommendation, confidence) and ``GET /events`` (server-sent events of the structured log).
+
+All state changes run synchronously on the event loop, so they are applied (and journaled)
+one at a time, in one order.  When the source runs trials itself (command, callback,
+webhook) the service also drives them (``/ask`` is then refused); for ``external`` trials,
+``[feedback] timeout`` fails trials not reported in time.
+"""
+
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import anyio
+import structlog
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from armlab import __version__
+from armlab.adapters.base import RewardRejected
+from armlab.orchestrator.journal import GroupCommit, JournalError
+from armlab.orchestrator.live import LiveRun
+from armlab.orchestrator.live_types import (
+    Event,
+    ExperimentState,
+    NoTrialAvailable,
+    ReportConflict,
+    TrialRecord,
+    UnknownTrial,
+)
+from armlab.orchestrator.session import LiveSession
+from armlab.service.auth import token_matches
+from armlab.service.events import EventHub, format_sse
+from armlab.service.models import (
+    DEFAULT_MAX_BODY,
+    AbandonIn,
+    AskIn,
+    ErrorOut,
+    ReportOut,
+    StatusOut,
+    TrialOut,
+    tell_model,
+)
+
+__all__ = ["Service", "create_app"]
+
+log = structlog.get_logger(__name__)
+
+KEEP_ALIVE_SECONDS = 15.0
+
+
+class Service:
+    """The service's behaviour, independent of HTTP: waiting asks, timeouts, driving trials."""
+
+    def __init__(self, session: LiveSession, hub: EventHub) -> None:
+        self.session = session
+        self.experiment = session.experiment
+        self.hub = hub
+        self.writer: GroupCommit | None = None  # batched journal writes, while the app runs
+        self._slot_freed: anyio.Event | None = None
+        self.experiment.add_listener(self._on_event)
+
+    async def durable(self) -> None:
+        """Return once every change made so far is in the journal (call before answering)."""
+        if self.writer is not None:
+            await self.writer.durable()
+
+    def _on_event(self, event: Event) -> None:
+        if event.kind in ("result", "failed", "abandoned") and self._slot_freed is not None:
+            self._slot_freed.set()
+            self._slot_freed = None
+
+    async def ask(self, key: str | None, wait: float) -> TrialRecord:
+        if self.session.source.runs_trials:
+            raise NoTrialAvailable(
+                self.experiment.state,
+                f"source {self.session.config.source.plugin!r} runs its own trials; "
+                "follow them with /status or /events",
+            )
+        deadline = anyio.current_time() + wait
+        while True:
+            try:
+                return self.experiment.record(self.experiment.ask(key).id)
+            except NoTrialAvailable as exc:
+                remaining = deadline - anyio.current_time()
+                if exc.state is not ExperimentState.IN_FLIGHT_FULL or remaining <= 0:
+                    raise
+            if self._slot_freed is None:
+                self._slot_freed = anyio.Event()
+            with anyio.move_on_after(remaining):
+                await self._slot_freed.wait()
+
+    def status(self) -> dict[str, Any]:
+        cfg = self.session.config
+        return {
+            "name": cfg.name,
+            "policy": self.session.label,
+            "source": cfg.source.plugin,
+            "arm_names": self.session.source.arm_names,
+            **self.experiment.status(),
+        }
+
+    async def run_background(self) -> None:
+        """Drive the source's own trials, or expire unreported external trials."""
+        timeout = self.session.config.feedback.timeout
+        if self.session.source.runs_trials:
+            await LiveRun(source=self.session.source, experiment=self.experiment, timeout=timeout).run()
+        elif timeout is not None:
+            await self._expire_unreported(timeout)
+
+    async def _expire_unreported(self, timeout: float) -> None:
+        while True:
+            now = time.time()
+            for trial in self.experiment.pending_trials():
+                if now - self.experiment.record(trial.id).dispatched_at >= timeout:
+                    self.experiment.fail(trial.id, f"timed out: no report within {timeout} s")
+            await anyio.sleep(min(timeout / 4, 1.0))
+
+
+def trial_out(service: Service, record: TrialRecord) -> TrialOut:
+    trial = record.trial
+    return TrialOut(trial_id=trial.id, arm=trial.arm, arm_name=service.session.source.arm_names[trial.arm],
+                    bandit=trial.bandit, pull=trial.pull, status=record.status.value)
+
+
+def _error(status: int, detail: str, state: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(ErrorOut(detail=detail, state=state).model_dump(), status_code=status, headers=headers)
+
+
+def _install_error_handlers(app: FastAPI, service: Service) -> None:
+    @app.exception_handler(NoTrialAvailable)
+    async def no_trial(request: Request, exc: NoTrialAvailable) -> JSONResponse:
+        retry = {"Retry-After": "1"} if exc.state is ExperimentState.IN_FLIGHT_FULL else None
+        return _error(409, str(exc), exc.state.value, retry)
+
+    @app.exception_handler(UnknownTrial)
+    async def unknown(request: Request, exc: UnknownTrial) -> JSONResponse:
+        return _error(404, str(exc))
+
+    @app.exception_handler(ReportConflict)
+    async def conflict(request: Request, exc: ReportConflict) -> JSONResponse:
+        return _error(409, str(exc), service.experiment.state.value)
+
+    @app.exception_handler(RewardRejected)
+    async def rejected(request: Request, exc: RewardRejected) -> JSONResponse:
+        return _error(422, str(exc))
+
+    @app.exception_handler(JournalError)
+    async def journal_failed(request: Request, exc: JournalError) -> JSONResponse:
+        log.error("journal_write_failed", reason=str(exc))
+        return _error(503, f"the report was not recorded (journal write failed): {exc}")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        return _error(422, "; ".join(problems) or "invalid request")
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "missing or wrong bearer token"},
+    422: {"model": ErrorOut, "description": "malformed request or unusable reward"},
+}
+
+
+def create_app(
+    session: LiveSession,
+    *,
+    token: str | None,
+    hub: EventHub | None = None,
+    max_body_size: int = DEFAULT_MAX_BODY,
+) -> FastAPI:
+    """The HTTP app serving ``session``; ``token=None`` disables authentication (insecure)."""
+    service = Service(session, hub or EventHub())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with session.group_commit() as writer, anyio.create_task_group() as tg:
+            service.writer = writer
+            tg.start_soon(service.run_background)
+            yield
+            tg.cancel_scope.cancel()
+        service.writer = None
+
+    app = FastAPI(
+        title=f"armlab ask/tell service: {session.config.name}",
+        version=__version__,
+        description=__doc__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        max_body_size=max_body_size,
+    )
+    app.state.service = service
+    bearer = HTTPBearer(auto_error=False, description="the service's token (ARMLAB_TOKEN or --token-file)")
+
+    def authorized(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+        if token is None:
+            return
+        if credentials is None or not token_matches(token, credentials.credentials):
+            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+    guard = [Depends(authorized)]
+    TellBody = tell_model(session.experiment.problem.reward_range)  # noqa: N806 - a model class
+    _install_error_handlers(app, service)
+
+    @app.post("/ask", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
+    async def ask(body: AskIn | None = None) -> TrialOut:
+        """Dispatch the policy's next trial (idempotent per ``key``)."""
+        body = body or AskIn()
+        record = await service.ask(body.key, body.wait)
+        await service.durable()
+        return trial_out(service, record)
+
+    @app.post("/tell", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
+    async def tell(body: TellBody) -> ReportOut:  # type: ignore[valid-type]
+        """Report a trial's reward; answered once the report is durable."""
+        report = service.experiment.tell(body.trial_id, body.reward)
+        await service.durable()
+        return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
+
+    @app.post("/abandon", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
+    async def abandon(body: AbandonIn) -> ReportOut:
+        """Give a pending trial up (its slot is freed; it gets no reward)."""
+        report = service.experiment.abandon(body.trial_id, body.reason)
+        await service.durable()
+        return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
+
+    @app.get("/trials/{trial_id}", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}})
+    async def trial(trial_id: int) -> TrialOut:
+        """One trial and its status."""
+        return trial_out(service, service.experiment.record(trial_id))
+
+    @app.get("/status", dependencies=guard, responses=_ERRORS)
+    async def status() -> StatusOut:
+        """State, counts, pending trials, estimates, recommendation and confidence."""
+        return StatusOut.model_validate(service.status())
+
+    @app.get(
+        "/events",
+        dependencies=guard,
+        response_class=StreamingResponse,
+        responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}},
+    )
+    async def events() -> StreamingResponse:
+        """Server-sent events: one per structured-log event, with its context as JSON data."""
+        return StreamingResponse(_event_stream(service.hub), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store"})
+
+    return app
+
+
+async def _event_stream(hub: EventHub) -> AsyncIterator[str]:
+    async with hub.subscribe() as subscription:
+        yield ": connected\n\n"
+        reported_drops = 0
+        while True:
+            item = None
+            with anyio.move_on_after(KEEP_ALIVE_SECONDS):  # never across a yield
+                item = await subscription.receive.receive()
+            if subscription.dropped > reported_drops:
+                reported_drops = subscription.dropped
+                yield f": {reported_drops} events dropped (reader too slow)\n\n"
+            yield ": keep-alive\n\n" if item is None else format_sse(item)

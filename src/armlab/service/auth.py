@@ -1,0 +1,64 @@
+"""Who may talk to the service: a bearer token, and where it may listen.
+
+The token comes from the environment variable ``ARMLAB_TOKEN`` or from a file (first line).
+Without one the service refuses to start, unless ``--insecure`` is given *and* it binds a
+loopback address; ``--insecure`` on any other address is refused too.  Tokens are compared
+in constant time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+from pathlib import Path
+
+from armlab.errors import ConfigError
+
+__all__ = ["MIN_TOKEN_LENGTH", "TOKEN_ENV", "is_loopback", "resolve_token", "token_matches"]
+
+TOKEN_ENV = "ARMLAB_TOKEN"
+MIN_TOKEN_LENGTH = 16
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback IP addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_token(host: str, token_file: str | Path | None, insecure: bool) -> str | None:
+    """The token to require, or None for an insecure loopback service; raise ConfigError otherwise."""
+    token = None
+    if token_file is not None:
+        try:
+            lines = Path(token_file).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the token file {str(token_file)!r}: {exc.strerror or exc}") from None
+        token = lines[0].strip() if lines else ""
+        where = f"the token file {str(token_file)!r}"
+    elif os.environ.get(TOKEN_ENV):
+        token = os.environ[TOKEN_ENV].strip()
+        where = f"${TOKEN_ENV}"
+    if insecure:
+        if not is_loopback(host):
+            raise ConfigError(
+                f"--insecure serves without a token and is only allowed on loopback addresses, not {host!r}"
+            )
+        return None
+    if token is None:
+        raise ConfigError(
+            f"the service needs a bearer token: set {TOKEN_ENV} or pass --token-file FILE "
+            "(or --insecure, loopback only)"
+        )
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise ConfigError(f"the token from {where} is too short: use at least {MIN_TOKEN_LENGTH} characters")
+    return token
+
+
+def token_matches(expected: str, given: str) -> bool:
+    return hmac.compare_digest(expected.encode(), given.encode())

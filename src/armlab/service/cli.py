@@ -1,0 +1,150 @@
+"""``armlab serve`` (the ask/tell HTTP service) and ``armlab resume`` (continue from a journal)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any, TextIO
+
+import anyio
+import click
+
+from armlab.cli.app import App
+from armlab.cli.errors import user_errors
+from armlab.log import configure_logging
+from armlab.orchestrator.session import LiveSession
+from armlab.service.auth import TOKEN_ENV
+from armlab.service.models import DEFAULT_MAX_BODY
+
+__all__ = ["resume_command", "serve_command"]
+
+_LOG_HELP = "Write JSON-lines events to this file (default: stderr)."
+
+
+def _configure_logs(stack: ExitStack, log_path: str | None) -> None:
+    if log_path is None:
+        configure_logging(json=None if sys.stderr.isatty() else True)
+        return
+    stream: TextIO = stack.enter_context(open(log_path, "a", encoding="utf-8"))  # noqa: SIM115
+    configure_logging(stream=stream, json=True)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets that say so, and
+    # without it every keep-alive answer waits ~40 ms for a delayed ACK (Nagle)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)  # queue clients that connect before the server loop starts
+    return sock
+
+
+def _quiet_exit_server(config: Any) -> Any:
+    """A uvicorn server that ends normally after SIGINT/SIGTERM (no re-raised signal), so
+    the service can print its final state and exit with status 0 after a graceful stop."""
+    import uvicorn
+
+    class QuietExitServer(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                self._captured_signals.clear()
+
+    return QuietExitServer(config)
+
+
+def _outcome_line(session: LiveSession) -> str:
+    s = session.experiment.summary()
+    return (
+        f"{session.label}: {session.experiment.state.value}; {len(session.experiment.trials)} dispatched, "
+        f"{s['completed']} completed, {s['failed']} failed, {s['abandoned']} abandoned, {s['late']} late; "
+        f"recommendation {s['recommendation']}"
+    )
+
+
+async def _run_journaled(session: LiveSession) -> None:
+    run = session.live_run()
+    async with session.group_commit():
+        await run.run()
+
+
+@click.command("serve")
+@click.argument("config_path", metavar="[CONFIG.toml]", required=False, type=click.Path(dir_okay=False))
+@click.option("--journal", "journal_path", required=True, type=click.Path(dir_okay=False),
+              help="SQLite journal: created for CONFIG, or resumed if it exists (CONFIG may then be omitted).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
+@click.option("--token-file", type=click.Path(dir_okay=False), envvar="ARMLAB_TOKEN_FILE", show_envvar=True,
+              help=f"File whose first line is the bearer token (else ${TOKEN_ENV}).")
+@click.option("--insecure", is_flag=True, help="Serve without a token (loopback addresses only).")
+@click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True, type=click.IntRange(min=256),
+              help="Largest request body in bytes.")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False), help=_LOG_HELP)
+@click.pass_obj
+def serve_command(
+    app: App, config_path: str | None, journal_path: str, host: str, port: int,
+    token_file: str | None, insecure: bool, max_body: int, log_path: str | None,
+) -> None:
+    """Serve the live experiment in CONFIG.toml over HTTP (ask, tell, abandon, status, events)."""
+    import uvicorn
+
+    from armlab.service.app import create_app
+    from armlab.service.auth import resolve_token
+    from armlab.service.events import EventHub
+
+    with ExitStack() as stack:
+        with user_errors():
+            token = resolve_token(host, token_file, insecure)
+            _configure_logs(stack, log_path)
+            session = LiveSession.open(journal=journal_path, config=config_path, registry=app.registry)
+        stack.callback(session.close)
+        hub = EventHub()
+        hub.install()
+        stack.callback(hub.uninstall)
+        sock = stack.enter_context(_bind(host, port))
+        asgi = create_app(session, token=token, hub=hub, max_body_size=max_body)
+        config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+        click.echo(
+            f"armlab: serving {session.config.name!r} on http://{host}:{sock.getsockname()[1]} "
+            f"(journal {journal_path}, {session.replayed} events replayed"
+            f"{', NO AUTHENTICATION' if token is None else ''})"
+        )
+        sys.stdout.flush()
+        with user_errors():
+            _quiet_exit_server(config).run(sockets=[sock])
+        click.echo(_outcome_line(session))
+
+
+@click.command("resume")
+@click.argument("journal_path", metavar="JOURNAL", type=click.Path(exists=True, dir_okay=False))
+@click.option("--log", "log_path", type=click.Path(dir_okay=False), help=_LOG_HELP)
+@click.pass_obj
+def resume_command(app: App, journal_path: str, log_path: str | None) -> None:
+    """Replay JOURNAL and continue its live experiment until the budget is spent.
+
+    The resumed run is the run that never stopped: trials that were pending when it
+    stopped are run again, and every choice depends only on the seed and the journal.
+    """
+    with ExitStack() as stack:
+        _configure_logs(stack, log_path)
+        with user_errors():
+            session = LiveSession.open(journal=journal_path, registry=app.registry)
+            stack.callback(session.close)
+            click.echo(f"replayed {session.replayed} events from {journal_path}")
+            if not session.source.runs_trials:
+                click.echo(_outcome_line(session))
+                click.echo(
+                    f"source {session.config.source.plugin!r} gets its trials from ask/tell clients; "
+                    f"continue with: armlab serve --journal {journal_path}"
+                )
+                return
+            anyio.run(_run_journaled, session, backend="asyncio")
+        click.echo(_outcome_line(session))

@@ -1,0 +1,111 @@
+"""Request and response bodies of the ask/tell HTTP service (they define its OpenAPI schema)."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+
+__all__ = ["DEFAULT_MAX_BODY", "tell_model", "AbandonIn", "AskIn", "ConfidenceOut", "ErrorOut", "ReportOut", "StatusOut", "TellIn", "TrialOut"]
+
+#: Largest request body the service reads (bytes); larger ones get 413.
+DEFAULT_MAX_BODY = 64 * 1024
+
+Recommendation = int | list[int] | None
+
+
+def _number_only(value: Any) -> Any:
+    if isinstance(value, (str, bool)):
+        raise ValueError("Input should be a number, not a string or boolean")
+    return value
+
+
+#: A JSON integer: 3 and 3.0 are accepted (JSON Schema's integer), "3" and true are not.
+JsonInt = Annotated[int, BeforeValidator(_number_only)]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AskIn(_In):
+    key: str | None = Field(
+        None, min_length=1, max_length=200,
+        description="idempotency key: asking again with the same key returns the same trial "
+        "(retry safely after a lost answer)",
+    )
+    wait: float = Field(0.0, ge=0, le=60, description="seconds to wait for a free in-flight slot")
+
+
+class TellIn(_In):
+    trial_id: JsonInt = Field(ge=0, description="id returned by /ask")
+    reward: float = Field(strict=True, allow_inf_nan=False, description="the trial's reward (finite, inside the declared range)")
+
+
+def tell_model(reward_range: tuple[float, float]) -> type[TellIn]:
+    """:class:`TellIn` whose schema carries the experiment's declared reward range."""
+    bounds = {key: value for key, value in zip(("ge", "le"), reward_range, strict=True) if math.isfinite(value)}
+    if not bounds:
+        return TellIn
+    field = Field(strict=True, allow_inf_nan=False, description=TellIn.model_fields["reward"].description, **bounds)
+    return create_model("TellIn", __base__=TellIn, reward=(float, field))
+
+
+class AbandonIn(_In):
+    trial_id: JsonInt = Field(ge=0, description="id returned by /ask")
+    reason: str = Field("abandoned by the client", max_length=500, description="why, for the journal")
+
+
+class TrialOut(BaseModel):
+    trial_id: int
+    arm: int = Field(description="arm index, 0-based")
+    arm_name: str
+    bandit: int
+    pull: int = Field(description="how many earlier trials went to this arm (pending ones included)")
+    status: Literal["pending", "completed", "failed", "abandoned"]
+
+
+class ReportOut(BaseModel):
+    trial_id: int
+    status: Literal["accepted", "duplicate", "late"] = Field(
+        description="accepted: counted; duplicate: the same report was already recorded, nothing "
+        "changed; late: the trial had failed or was abandoned, the reward is recorded but not counted"
+    )
+    message: str
+
+
+class ErrorOut(BaseModel):
+    detail: str = Field(description="what was wrong and how to fix it")
+    state: str | None = Field(None, description="experiment state, when the error depends on it")
+
+
+class ConfidenceOut(BaseModel):
+    level: float
+    intervals: list[list[float] | None] = Field(
+        description="normal-approximation interval of each arm's mean (null below two rewards)"
+    )
+    policy_stopped: bool = Field(description="a fixed-confidence policy declared itself confident")
+
+
+class StatusOut(BaseModel):
+    name: str
+    policy: str
+    source: str
+    state: Literal["running", "in_flight_full", "budget_spent", "stopped", "finished"]
+    budget: int
+    dispatched: int
+    in_flight_limit: int
+    pending: int
+    pending_trials: list[int]
+    trials: int = Field(description="trials that ended (completed, failed or abandoned)")
+    completed: int
+    failed: int
+    abandoned: int
+    late: int
+    arm_names: list[str]
+    counts: list[int]
+    means: list[float]
+    recommendation: Recommendation
+    recommendations: list[Recommendation] = Field(description="the recommendation at each checkpoint passed")
+    confidence: ConfidenceOut

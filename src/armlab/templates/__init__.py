@@ -1,0 +1,1 @@
+"""Templates shipped with armlab (package data) and the code that renders them."""

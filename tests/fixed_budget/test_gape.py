@@ -1,0 +1,149 @@
+"""GapE, GapE-V and A-GapE-V: oracle a against the seed-004 vector, indices by hand, edge cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from armlab.complexity import top_m_gaps
+from armlab.errors import ConfigError
+from armlab.plugins.fixed_budget.gape import AGapEV, GapE, GapEV
+from armlab.plugins.fixed_budget.gape_index import agapev_exploration, agapev_index, empirical_gaps, gapev_index
+from armlab.plugins.sources.seed004 import Seed004Gaussian
+from armlab.problem import Objective, Problem
+from armlab.random import KeyedRandom
+from armlab.stats import ArmStats
+
+
+def base_instance_problem(budget: int = 5000) -> Problem:
+    source = Seed004Gaussian({"n_arms": 64, "perturbation": "none"})
+    source.reset(np.arange(2), seed=0)
+    return Problem(objective=Objective.BEST_ARM, budget=budget, n_arms=64, truth=source.truth, source=source.name)
+
+
+@pytest.mark.parametrize(("cls", "params", "a"), [
+    (GapE, {}, 2.9863),  # 16 (n - K) / (H log2 K), H = 4407.7
+    (GapEV, {}, 27.4085),  # (1024/9) (n - 2K) / (H^sigma log2 K), H^sigma = 3370.8
+    (GapEV, {"theta": 1 / 8}, 3.8543),  # the alternative theta the sheet flags
+    (GapE, {"rescale": False}, (4 / 9) * 4936 / 4407.7),  # Gabillon et al.'s a, no seed-004 rescaling
+    (GapE, {"a_scale": 2.0}, 2 * 2.9863),
+])
+def test_oracle_exploration_matches_the_seed004_vector(cls, params, a):
+    policy = cls(params)
+    policy.reset(base_instance_problem(), 2, KeyedRandom(0, replicas=np.arange(2)))
+    np.testing.assert_allclose(policy.b, 3.4674, rtol=1e-4)  # max_i mu_i + sigma_i sqrt(ln n)
+    np.testing.assert_allclose(policy.a, a, rtol=1e-4)
+
+
+def test_gape_pulls_each_arm_once_then_follows_its_index(drive):
+    means = [0.5, 0.4, 0.1]
+    policy = GapE({"a": 1.0, "b": 1.0})
+    stats = drive.start(policy, drive.problem(means, budget=100, with_truth=False))
+    assert [drive.pull(policy, stats, lambda arm: means[arm]) for _ in range(3)] == [0, 1, 2]
+    stats.counts[0] = [4, 1, 9]
+    # gaps (0.1, 0.1, 0.4); index sqrt(1 / T) - gap = (0.4, 0.9, -0.067)
+    np.testing.assert_allclose(policy.index(stats)[0], [0.4, 0.9, 1 / 3 - 0.4])
+    assert policy.select(stats)[0] == 1
+
+
+def test_gapev_pulls_each_arm_twice_then_uses_the_bernstein_index(drive):
+    means = [0.5, 0.4, 0.1]
+    policy = GapEV({"a": 1.0, "b": 2.0})
+    stats = drive.start(policy, drive.problem(means, budget=100, with_truth=False))
+    reward = drive.alternating(means, 0.1)
+    first = [drive.pull(policy, stats, reward) for _ in range(6)]
+    assert first == [0, 1, 2, 0, 1, 2]
+    # T = 2, s^2 = 0.02, gaps (0.1, 0.1, 0.4): sqrt(2 * 0.02 / 2) + 7 * 2 / 3 - gap
+    expected = np.sqrt(0.02) + 14 / 3 - np.array([0.1, 0.1, 0.4])
+    np.testing.assert_allclose(policy.index(stats)[0], expected)
+    assert policy.select(stats)[0] == 0
+
+
+def test_gapev_index_formula():
+    index = gapev_index(np.array([0.2]), np.array([0.5]), np.array([10.0]), a=3.0, b=2.0)
+    assert index[0] == pytest.approx(np.sqrt(2 * 3 * 0.5 / 10) + 7 * 3 * 2 / (3 * 9) - 0.2)
+
+
+def test_top_m_gaps_follow_the_gape_convention():
+    means = np.array([[0.9, 0.8, 0.7, 0.5]])
+    np.testing.assert_allclose(empirical_gaps(means, 2), [[0.2, 0.1, 0.1, 0.3]])  # sheet 1.3
+    np.testing.assert_allclose(empirical_gaps(means, 2, "midpoint"), [[0.15, 0.05, 0.05, 0.25]])
+
+
+def test_best_arm_fast_path_equals_the_complexity_module():
+    rng = np.random.default_rng(4)
+    means = np.round(rng.normal(size=(200, 7)), 1)  # rounding makes ties, also at the top
+    np.testing.assert_array_equal(empirical_gaps(means, 1), top_m_gaps(means, 1))
+
+
+def test_agapev_index_by_hand():
+    # midpoint gaps (0.1, 0.1); D+ = 0.1 + sqrt(1/8); v- = 0 for both arms (v < sqrt(2/3)), so
+    # h = (16/3) / D+ each; a = (8/9)(100 - 4) / (2h) = 3.628429
+    gaps = empirical_gaps(np.array([[0.6, 0.4]]), 1, "midpoint")
+    var, counts = np.array([[0.1, 0.3]]), np.array([[4.0, 4.0]])
+    a = (8 / 9) * 96 / (2 * (16 / 3) / (0.1 + np.sqrt(0.125)))
+    assert agapev_exploration(gaps, var, counts, 100)[0] == pytest.approx(a) == pytest.approx(3.628429, rel=1e-6)
+    expected = -0.1 + np.sqrt(2 * a * var[0] / 4) + 7 * a / 9
+    np.testing.assert_allclose(agapev_index(gaps, var, counts, counts, 100)[0], expected)
+    np.testing.assert_allclose(expected, [3.148046, 3.459853], rtol=1e-6)
+
+
+def test_agapev_runs_on_live_sources_and_re_estimates_a(drive):
+    means = [0.6, 0.4, 0.5]
+    policy = AGapEV()
+    stats = drive.start(policy, drive.problem(means, budget=200, with_truth=False))
+    reward = drive.alternating(means, 0.2)
+    arms = [drive.pull(policy, stats, reward) for _ in range(40)]
+    assert arms[:6] == [0, 1, 2, 0, 1, 2]
+    assert set(arms[6:]) <= {0, 1, 2}
+
+
+def test_agapev_extension_points():
+    class Prior(AGapEV):
+        """A subclass with valid statistics from the start and its own gaps."""
+
+        name = "agapev-test"
+        warmup_observations = 0
+
+        def gaps(self, means):
+            return np.broadcast_to([1.0, 0.0, 0.0], means.shape)
+
+    policy = Prior()
+    problem = Problem(objective=Objective.BEST_ARM, budget=100, n_arms=3, source="test")
+    policy.reset(problem, 1, KeyedRandom(0, replicas=np.arange(1)))
+    assert policy.select(ArmStats(1, 3))[0] == 1  # no warm-up: the index (arm 0 has the big gap) decides
+
+
+def test_top_m_objective(drive):
+    means = [0.9, 0.8, 0.7, 0.5]
+    for policy in (GapE({"a": 1.0, "b": 1.0}), GapEV({"a": 1.0, "b": 1.0}), AGapEV()):
+        stats = drive.start(policy, drive.problem(means, budget=200, objective=Objective.TOP_M, top_m=2,
+                                                  with_truth=False))
+        drive.run_to_end(policy, stats, lambda arm: means[arm])
+        assert policy.recommend(stats)[0].tolist() == [True, True, False, False]
+
+
+@pytest.mark.parametrize("cls", [GapE, GapEV, AGapEV])
+def test_top_m_must_be_smaller_than_k(cls, drive):
+    prob = drive.problem([0.5, 0.4], budget=100, objective=Objective.TOP_M, top_m=2)
+    with pytest.raises(ConfigError, match=r"m < K"):
+        drive.start(cls(), prob)
+
+
+@pytest.mark.parametrize(("cls", "budget"), [(GapE, 3), (GapEV, 6), (AGapEV, 6)])
+def test_budget_too_small(cls, budget, drive):
+    with pytest.raises(ConfigError, match=f"must exceed {budget}"):
+        drive.start(cls(), drive.problem([0.5, 0.4, 0.3], budget=budget))
+
+
+def test_oracle_inputs_are_refused_on_live_sources(drive):
+    live = drive.problem([0.5, 0.4, 0.3], budget=100, with_truth=False)
+    with pytest.raises(ConfigError, match=r"gape.*reward bound b"):
+        drive.start(GapE({"a": 1.0}), live)
+    with pytest.raises(ConfigError, match=r"gapev.*true means"):
+        drive.start(GapEV({"b": 1.0}), live)
+
+
+def test_tied_best_arms_make_the_oracle_a_undefined(drive):
+    with pytest.raises(ConfigError, match=r"a = theta \(n - K\) / H is undefined.*Give the parameter `a`"):
+        drive.start(GapE(), drive.problem([0.5, 0.5, 0.3], budget=100))

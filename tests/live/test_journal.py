@@ -1,0 +1,149 @@
+"""The SQLite journal: durability, invariants in the schema, exclusive use, group commit."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import anyio
+import pytest
+
+from armlab.orchestrator.journal import FORMAT_VERSION, GroupCommit, Journal, JournalError
+from armlab.orchestrator.live_types import Event
+
+
+def test_create_open_and_read_back(tmp_path):
+    path = tmp_path / "j.sqlite"
+    with Journal.create(path, {"seed": 3, "config": {"name": "x"}}) as journal:
+        journal.append(Event("dispatch", 0, 2, key="k", at=1.5))
+        journal.append_many([Event("result", 0, 2, reward=0.1 + 0.2, at=2.0), Event("dispatch", 1, 0, at=2.5)])
+    with Journal.open(path) as journal:
+        meta = journal.meta
+        events = list(journal.events())
+        mode = journal._db.execute("PRAGMA journal_mode").fetchone()[0]
+        sync = journal._db.execute("PRAGMA synchronous").fetchone()[0]
+    assert meta["seed"] == 3 and meta["config"] == {"name": "x"} and meta["format"] == FORMAT_VERSION
+    assert events == [
+        Event("dispatch", 0, 2, key="k", at=1.5),
+        Event("result", 0, 2, reward=0.1 + 0.2, at=2.0),  # floats round-trip exactly
+        Event("dispatch", 1, 0, at=2.5),
+    ]
+    assert mode == "wal" and sync == 2  # FULL
+
+
+def test_the_schema_refuses_double_counting(tmp_path):
+    with Journal.create(tmp_path / "j.sqlite", {}) as journal:
+        journal.append(Event("dispatch", 0, 1, key="a", at=0))
+        journal.append(Event("result", 0, 1, reward=1.0, at=0))
+        for bad in (
+            Event("dispatch", 0, 1, at=0),  # the same trial twice
+            Event("result", 0, 1, reward=1.0, at=0),  # a second outcome
+            Event("abandoned", 0, 1, at=0),
+            Event("dispatch", 1, 1, key="a", at=0),  # an idempotency key reused
+            Event("result", 1, 1, at=0),  # a result without reward
+        ):
+            with pytest.raises(JournalError, match="cannot write 1 event"):
+                journal.append(bad)
+        # a failing batch writes nothing at all
+        with pytest.raises(JournalError):
+            journal.append_many([Event("dispatch", 5, 0, at=0), Event("dispatch", 5, 0, at=0)])
+        assert [e.trial for e in journal.events()] == [0, 0]
+
+
+def test_open_errors(tmp_path):
+    with pytest.raises(JournalError, match="does not exist"):
+        Journal.open(tmp_path / "missing.sqlite")
+    (tmp_path / "text.sqlite").write_text("hello, not a database" * 100)
+    with pytest.raises(JournalError, match="not an armlab journal|cannot open"):
+        Journal.open(tmp_path / "text.sqlite")
+    Journal.create(tmp_path / "j.sqlite", {}).close()
+    with pytest.raises(JournalError, match="already exists"):
+        Journal.create(tmp_path / "j.sqlite", {})
+    db = sqlite3.connect(tmp_path / "j.sqlite")
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
+    db.commit()
+    db.close()
+    with pytest.raises(JournalError, match="has format 99"):
+        Journal.open(tmp_path / "j.sqlite")
+
+
+_READ = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1], timeout=0).execute('SELECT count(*) FROM events').fetchone()[0])"
+
+
+@pytest.mark.timeout(60)
+def test_a_journal_in_use_is_locked_for_other_processes(tmp_path):
+    path = tmp_path / "j.sqlite"
+    with Journal.create(path, {}) as journal:
+        journal.append(Event("dispatch", 0, 0, at=0))
+        busy = subprocess.run([sys.executable, "-c", _READ, str(path)], capture_output=True, text=True, timeout=50)
+    assert busy.returncode != 0 and "database is locked" in busy.stderr
+    free = subprocess.run([sys.executable, "-c", _READ, str(path)], capture_output=True, text=True, timeout=50)
+    assert free.returncode == 0 and free.stdout.strip() == "1"
+
+
+_WRITER = textwrap.dedent("""
+    import sys
+    from armlab.orchestrator.journal import Journal
+    from armlab.orchestrator.live_types import Event
+    journal = Journal.create(sys.argv[1], {})
+    for i in range(100000):
+        journal.append(Event("dispatch", i, i % 3, at=float(i)))
+        print("ack", i, flush=True)  # acknowledged: the append returned
+""")
+
+
+@pytest.mark.timeout(60)
+def test_every_acknowledged_append_survives_kill_9(tmp_path):
+    path = tmp_path / "j.sqlite"
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None
+    acknowledged = -1
+    try:
+        for line in writer.stdout:
+            if line.startswith("ack "):
+                acknowledged = int(line.split()[1])
+                if acknowledged >= 40:
+                    break
+    finally:
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait(timeout=30)
+        writer.stdout.close()
+    with Journal.open(path) as journal:
+        trials = [e.trial for e in journal.events()]
+    assert trials == list(range(len(trials))) and len(trials) >= acknowledged + 1
+
+
+async def test_group_commit_batches_and_waits_for_durability(tmp_path):
+    journal = Journal.create(tmp_path / "j.sqlite", {})
+    writer = GroupCommit(journal)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        for i in range(20):
+            writer.record(Event("dispatch", i, 0, at=0))
+        await writer.durable()
+        assert writer.written == 20 and writer.batches < 20
+        writer.record(Event("dispatch", 20, 0, at=0))
+        await writer.durable()
+        tg.cancel_scope.cancel()
+    assert [e.trial for e in journal.events()] == list(range(21))
+    journal.close()
+
+
+async def test_group_commit_failure_is_loud(tmp_path):
+    journal = Journal.create(tmp_path / "j.sqlite", {})
+    journal.append(Event("dispatch", 0, 0, at=0))
+    writer = GroupCommit(journal)
+    with pytest.raises(ExceptionGroup) as group:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            writer.record(Event("dispatch", 0, 0, at=0))  # violates the schema: the batch fails
+            with pytest.raises(JournalError):
+                await writer.durable()
+    assert group.group_contains(JournalError)
+    with pytest.raises(JournalError, match="can no longer be written"):
+        writer.record(Event("dispatch", 1, 0, at=0))
+    journal.close()

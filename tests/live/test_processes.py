@@ -1,0 +1,196 @@
+"""Real processes on loopback: the service killed with SIGKILL under load, restarted, and checked.
+
+Every test here starts `armlab serve` as a child process and stops it by itself; the
+per-test timeout keeps a stuck child from hanging CI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from armlab.config import load_config
+from armlab.orchestrator.journal import Journal
+from armlab.orchestrator.session import LiveSession
+from armlab.plan import build_plan
+
+REPO = Path(__file__).resolve().parents[2]
+CLIENT = REPO / "examples/live/client.py"
+TOKEN = "p" * 32
+SERVE = [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "serve"]
+
+CONFIG = """
+name = "crash-test"
+seed = 3
+[problem]
+objective = "best-arm"
+budget = {budget}
+[source]
+plugin = "external"
+arms = ["A", "B", "C"]
+reward_min = 0
+reward_max = 1
+[feedback]
+in_flight = 6
+[[policies]]
+plugin = "thompson"
+"""
+
+
+def _load_client():
+    spec = importlib.util.spec_from_file_location("armlab_example_client", CLIENT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Service:
+    """`armlab serve` in a child process (stdout: the banner with the port, then the final line)."""
+
+    def __init__(self, config: Path, journal: Path, port: int = 0) -> None:
+        env = {**os.environ, "ARMLAB_TOKEN": TOKEN}
+        self.process = subprocess.Popen(
+            [*SERVE, str(config), "--journal", str(journal), "--port", str(port), "--log", str(journal) + ".log"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )
+        self.port = port
+
+    async def started(self) -> Service:
+        assert self.process.stdout is not None
+        with anyio.fail_after(60):
+            banner = await anyio.to_thread.run_sync(self.process.stdout.readline, abandon_on_cancel=True)
+        assert "serving" in banner, banner + self.process.stderr.read()
+        self.port = int(banner.split("http://127.0.0.1:")[1].split()[0])
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        self.process.kill()  # SIGKILL: no cleanup at all
+        self.process.wait(timeout=30)
+        self.close()
+
+    def stop(self) -> tuple[int, str]:
+        self.process.send_signal(signal.SIGTERM)
+        out, _ = self.process.communicate(timeout=30)
+        self.close()
+        return self.process.returncode, out
+
+    def close(self) -> None:
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+async def _status(url: str) -> dict:
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        return (await client.get(url + "/status")).json()
+
+
+@pytest.mark.timeout(240)
+async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry):
+    """Concurrent clients, two SIGKILLs at random points, restarts on the same journal."""
+    budget = 120
+    config, journal, acks = tmp_path / "crash.toml", tmp_path / "crash.sqlite", tmp_path / "acks.jsonl"
+    config.write_text(CONFIG.format(budget=budget))
+    service = await Service(config, journal).started()
+    client = subprocess.Popen(
+        [sys.executable, str(CLIENT), "--url", service.url, "--clients", "6", "--latency", "0.02",
+         "--acks", str(acks), "--give-up", "120"],
+        env={**os.environ, "ARMLAB_TOKEN": TOKEN}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    rng = random.Random(7)
+    kills = []
+    try:
+        for _ in range(2):
+            seen = (await _status(service.url))["dispatched"]
+            with anyio.fail_after(60):
+                while (status := await _status(service.url))["dispatched"] < seen + 10:
+                    if status["state"] == "finished":
+                        break
+                    await anyio.sleep(0.01)
+            if status["state"] == "finished":
+                break
+            await anyio.sleep(rng.uniform(0, 0.1))
+            service.kill()
+            kills.append(status["dispatched"])
+            service = await Service(config, journal, service.port).started()
+        out, err = await anyio.to_thread.run_sync(lambda: client.communicate(timeout=180))
+        assert client.returncode == 0, err
+        final = await _status(service.url)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.communicate()
+        code, last_line = service.stop()
+    assert len(kills) == 2, f"the run ended before both kills: {kills}"
+    assert code == 0 and "thompson: finished" in last_line
+
+    with Journal.open(journal) as opened:
+        events = list(opened.events())
+    results = {e.trial: e.reward for e in events if e.kind == "result"}
+    assert len(results) == len([e for e in events if e.kind == "result"]) == budget  # none counted twice
+    assert not [e for e in events if e.kind in ("failed", "abandoned", "late")]
+    acknowledged = [json.loads(line) for line in acks.read_text().splitlines()]
+    assert len(acknowledged) >= budget  # retried tells after a restart may be acknowledged twice
+    for ack in acknowledged:
+        assert ack["status"] in ("accepted", "duplicate") and results[ack["trial_id"]] == ack["reward"]
+
+    # the same seed and answers, without interruption, in the journal's order: the same run
+    outcome = _load_client().outcome
+    reference = LiveSession.from_plan(build_plan(load_config(config), registry))
+    names = reference.source.arm_names
+    for e in events:
+        if e.kind == "dispatch":
+            trial = reference.experiment.ask(e.key)
+            assert (trial.id, trial.arm) == (e.trial, e.arm)
+        else:
+            record = reference.experiment.record(e.trial)
+            answer = outcome(names[record.trial.arm], record.trial.pull)
+            assert answer == e.reward
+            reference.experiment.tell(e.trial, answer)
+    expected = reference.experiment.status()
+    for key in ("state", "dispatched", "counts", "means", "recommendation", "recommendations"):
+        assert final[key] == expected[key], key
+
+
+@pytest.mark.timeout(120)
+async def test_event_stream_and_clean_stop(tmp_path):
+    config, journal = tmp_path / "ab.toml", tmp_path / "ab.sqlite"
+    config.write_text(CONFIG.format(budget=10))
+    service = await Service(config, journal).started()
+    lines: list[str] = []
+    try:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=30) as client:
+            async with client.stream("GET", "/events") as stream:
+                assert stream.headers["content-type"].startswith("text/event-stream")
+                trial = (await client.post("/ask", json={"key": "x"})).json()
+                await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1.0})
+                with anyio.fail_after(30):
+                    async for line in stream.aiter_lines():
+                        lines.append(line)
+                        if line == "event: trial_completed":
+                            break
+            unauthorized = await client.get("/status", headers={"Authorization": "Bearer nope"})
+    finally:
+        code, last_line = service.stop()
+    assert "event: trial_dispatched" in lines and lines[0] == ": connected"
+    data = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+    assert {"event": "trial_dispatched", "trial": 0}.items() <= data[0].items()
+    assert unauthorized.status_code == 401
+    assert code == 0 and "thompson: running; 1 dispatched, 1 completed" in last_line
+    logged = [json.loads(line)["event"] for line in Path(str(journal) + ".log").read_text().splitlines()]
+    assert logged[:2] == ["journal_created", "trial_dispatched"] and "trial_completed" in logged
