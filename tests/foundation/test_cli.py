@@ -85,7 +85,7 @@ def test_readme_policy_example_meets_the_contract():
     from armlab.testing import check_policy
 
     text = (REPO / "README.md").read_text()
-    code = re.search(r"## Writing a policy.*?```python\n(.*?)```", text, re.S).group(1)
+    code = re.search(r"## Write a policy in 30 lines.*?```python\n(.*?)```", text, re.S).group(1)
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
     check_policy(namespace["EpsilonGreedy"])
