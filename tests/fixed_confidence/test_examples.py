@@ -10,24 +10,17 @@ from armlab.config import load_config, validate_config
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "seed002"
 
 
-def shrunk(name, **changes):
-    data = load_config(EXAMPLES / name).model_dump(mode="python")
-    for key, value in changes.items():
-        table, _, field = key.partition(".")
-        if field:
-            data[table][field] = value
-        else:
-            data[key] = value
-    return validate_config(data)
+def shipped(name):
+    return load_config(EXAMPLES / name).model_dump(mode="python")
 
 
 def test_fixed_confidence_example():
-    shipped = load_config(EXAMPLES / "fixed_confidence.toml").problem
-    assert (shipped.delta, shipped.m, shipped.epsilon) == (0.05, 2, 0.05)
+    data = shipped("fixed_confidence.toml")
+    assert [data["problem"][k] for k in ("delta", "m", "epsilon")] == [0.05, 2, 0.05]
     # a wider tolerance epsilon = 0.15 makes the rules stop within a small budget
-    cfg = shrunk("fixed_confidence.toml", replicas=8, checkpoints=[2000, 6000],
-                 **{"problem.budget": 6000, "problem.epsilon": 0.15})
-    out = run_experiment(cfg)["policies"]
+    data.update(replicas=8, checkpoints=[2000, 6000])
+    data["problem"].update(budget=6000, epsilon=0.15)
+    out = run_experiment(validate_config(data))["policies"]
     assert set(out) == {"ugapec", "lucb1", "uniform"}
     for label in ("ugapec", "lucb1"):
         assert out[label]["stopped_fraction"] == 1.0
@@ -37,8 +30,10 @@ def test_fixed_confidence_example():
 
 
 def test_fixed_budget_example():
-    cfg = shrunk("fixed_budget.toml", replicas=200, **{"sweep.values": [250, 500]})
-    summary = run_experiment(cfg)
+    data = shipped("fixed_budget.toml")
+    data["replicas"] = 200
+    data["sweep"]["values"] = [250, 500]
+    summary = run_experiment(validate_config(data))
     assert summary["sweep"]["parameter"] == "problem.budget"
     errors = {label: entry["error_rate"] for label, entry in summary["policies"].items()}
     assert set(errors) == {"ugapeb-a*", "ugapeb-16a*", "uniform"}

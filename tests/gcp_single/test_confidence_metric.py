@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import ndtr
 
 from armlab import run_experiment
 from armlab.config import FeedbackConfig, validate_config
@@ -51,7 +52,6 @@ def test_threshold_problems_use_the_threshold_as_gap_location():
     stats = bernoulli_stats([98, 98, 98], [79, 49, 19])  # posterior means 0.8, 0.5, 0.2
     rho = confidence_of(problem(Objective.THRESHOLD, threshold=0.4), stats, np.array([0]))
     sds = np.sqrt(np.array([0.16, 0.25, 0.16]))
-    from scipy.special import ndtr
     assert rho[0] == pytest.approx(max(0.0, 1 - ndtr(-np.sqrt(98) * np.array([0.4, 0.1, 0.2]) / sds).sum()))
 
 

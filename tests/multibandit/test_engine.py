@@ -8,6 +8,7 @@ import pytest
 from armlab.orchestrator.engine import Simulation
 from armlab.orchestrator.simulate import prepare_sources
 from armlab.plan import build_plan
+from armlab.plugins.gcp.allocators import GCPBayes
 from armlab.plugins.gcp.joint_ucb import GabUCB
 from armlab.plugins.interfaces import Policy
 
@@ -113,3 +114,40 @@ def test_joint_allocator_chooses_arms_and_policies_only_answer(multi_config, reg
         sim.step()
     assert (sim.dispatched == 300).all()
     assert sim.cp_error.shape == (3, 2)  # the policies still recommend at checkpoints
+
+
+class CheckedGCPBayes(GCPBayes):
+    """GCP-Bayes that asserts it never pursues a bandit already at the confidence target."""
+
+    name = "checked-gcp-bayes"
+
+    def select(self, stats):
+        chosen = super().select(stats)
+        rows = np.flatnonzero(self.warmup.done)  # past the warm-up
+        confident = self.tracker.refresh(stats)[rows] >= self.params.confidence_target
+        some_open = ~confident.all(axis=1)
+        picked_confident = confident[np.arange(rows.size), chosen[rows]]
+        assert not (picked_confident & some_open).any()
+        self.checked += int(some_open.sum())
+        return chosen
+
+
+def test_gcp_bayes_never_pursues_a_confident_bandit_along_a_run(multi_config, registry):
+    config = multi_config(bandits=[
+        {"label": "easy", "count": 2, "source": {"plugin": "gap-bernoulli", "n_arms": 3, "gap": 0.4}},
+        {"label": "hard", "source": {"plugin": "gap-bernoulli", "n_arms": 3, "gap": 0.02}},
+    ])
+    plan = build_plan(config, registry)
+    replicas = np.arange(config.replicas)
+    sources = prepare_sources(plan, replicas, config.seed)
+    problems = [plan.problem(s, s.truth, b) for b, s in enumerate(sources)]
+    allocator = CheckedGCPBayes({"warmup_per_arm": 2, "confidence_target": 0.9})
+    allocator.checked = 0
+    sim = Simulation(policy_factory=plan.policies[0].create, sources=sources, problems=problems,
+                     allocator=allocator, feedback=config.feedback, seed=config.seed, replicas=replicas,
+                     checkpoints=[config.problem.budget])
+    confident_seen = False
+    while not sim.finished:
+        sim.step()
+        confident_seen |= bool((allocator.tracker.rho >= 0.9).any())
+    assert allocator.checked > 0 and confident_seen  # the filter was exercised

@@ -105,6 +105,7 @@ class GapE(GapIndexPolicy):
     ``b = max_k mu_k + sigma_k sqrt(ln n)``, all per replica from the source's truth (Part C #12;
     theta and c are UNVERIFIED against the primary text, sheet 3.7).  Give ``a`` and ``b`` to
     run without oracle inputs (live sources).  Rewards assumed in [0, b]; runs on any rewards.
+    With the oracle ``a``, ``b`` cancels from the width: ``b sqrt(a)`` does not depend on it.
 
     Pending pulls: ``T_k`` counts pulls (observed + pending), gaps use observed means (an
     arm not yet observed has mean 0 there, which only matters while first results are in

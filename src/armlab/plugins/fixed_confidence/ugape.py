@@ -28,7 +28,7 @@ from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["UGapEb", "UGapEc", "gap_indices"]
+__all__ = ["UGapEb", "UGapEc", "gap_indices", "select_arm"]
 
 
 def gap_indices(means: np.ndarray, beta: np.ndarray, m: int) -> tuple[np.ndarray, ...]:
