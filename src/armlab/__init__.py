@@ -4,17 +4,18 @@ Policies, reward sources, budget allocators and result sinks are pluggy plugins;
 orchestrator runs them vectorized over replicas, with delayed feedback and live trials.
 """
 
+from armlab._version import __version__
 from armlab.adapters.base import LiveSource, Trial
 from armlab.config import ExperimentConfig, load_config
 from armlab.errors import ArmlabError, ConfigError, PluginError, TrialFailed, UnknownPluginError
 from armlab.orchestrator.runner import run_experiment, run_experiment_async
+from armlab.orchestrator.session import LiveSession
 from armlab.plugins import hookimpl
 from armlab.plugins.interfaces import STOPPED, Allocator, PluginParams, Policy, ResultSink, RewardSource
 from armlab.plugins.scalar import ReplicaView, ScalarPolicy
 from armlab.problem import Objective, Problem, Truth
 from armlab.stats import ArmStats
 
-__version__ = "0.1.0"
 
 __all__ = [
     "STOPPED",
@@ -23,6 +24,7 @@ __all__ = [
     "ArmlabError",
     "ConfigError",
     "ExperimentConfig",
+    "LiveSession",
     "LiveSource",
     "Objective",
     "PluginError",

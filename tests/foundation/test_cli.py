@@ -1,10 +1,9 @@
-"""The command line: run, plugins, validate, logs, and the README's commands."""
+"""The command line: run, plugins, validate, logs."""
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
 
 from click.testing import CliRunner
 
@@ -55,38 +54,3 @@ def test_plugins_lists_kinds_params_and_origin():
     assert {p["kind"] for p in listing} >= {"policy", "source", "allocator", "sink"}
     sources = invoke("plugins", "--kind", "source").output
     assert "gaussian" in sources and "ucb1" not in sources
-
-
-def readme_commands() -> list[str]:
-    text = (REPO / "README.md").read_text()
-    block = re.search(r"<!-- setup-commands -->\s*```(?:bash|sh)?\n(.*?)```", text, re.S)
-    assert block, "README.md must keep its set-up commands block"
-    return [line.strip() for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
-
-
-def test_readme_states_two_setup_commands_and_ci_runs_the_test_one():
-    commands = readme_commands()
-    assert len(commands) == 2
-    assert "armlab run examples/" in commands[0] and "pytest" in commands[1]
-    ci = (REPO / ".ci/run").read_text()
-    assert commands[1] in ci
-
-
-def test_readme_main_command_runs_at_reduced_scale(tmp_path):
-    run_part = readme_commands()[0].split("&&")[-1].strip()
-    argv = shlex.split(run_part)
-    assert argv[0].endswith("armlab") and argv[1] == "run"
-    config = REPO / argv[2]
-    result = invoke("run", str(config), "--replicas", "20", "--out", str(tmp_path / "out"))
-    assert "error at budget" in result.output
-
-
-def test_readme_policy_example_meets_the_contract():
-    from armlab.testing import check_policy
-
-    text = (REPO / "README.md").read_text()
-    code = re.search(r"## Write a policy in 30 lines.*?```python\n(.*?)```", text, re.S).group(1)
-    namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
-    check_policy(namespace["EpsilonGreedy"])
-    assert namespace["armlab_register_policies"]() == [namespace["EpsilonGreedy"]]

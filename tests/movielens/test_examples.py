@@ -31,6 +31,8 @@ def small(registry, ml100k_path, tmp_path, monkeypatch):
         data["policies"] = [p for p in data["policies"] if p["plugin"] in known and only in (None, p["plugin"])]
         data["replicas"] = 300
         data["sweep"]["values"] = budgets
+        if "ratings" in data["source"]:  # the configs expect data/ml-100k/ under the repository
+            data["source"]["ratings"] = str(ml100k_path)
         if "model" in data["source"]:
             data["source"]["model"] = str(prepare_model(ml100k_path, out=tmp_path / "model.npz").path)
         return run_experiment(validate_config(data), registry=registry)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from armlab import __version__
+from armlab._version import __version__
 from armlab.cli.app import App
 from armlab.cli.errors import UserError
 from armlab.cli.plugins import plugins_command

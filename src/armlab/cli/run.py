@@ -3,7 +3,8 @@
 On a terminal a progress bar per policy (trials done, elapsed time, ETA) is drawn on stderr;
 otherwise stderr carries JSON-lines logs only.  ``--plot`` draws the figures at the end;
 ``--workers``/``--shard-size``/``--executor`` split the replicas into shards
-(:mod:`armlab.orchestrator.shards`; sharded runs report no progress).
+(:mod:`armlab.orchestrator.shards`; sharded runs report no progress); ``--journal`` makes a
+live run durable and resumable.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ from armlab.plots import save_figures
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where shards run: local processes, or Dask (pip install 'armlab[dask]').")
 @click.option("--scheduler", help="Dask scheduler address (default: a local cluster with --workers workers).")
+@click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
+              help="Live experiments: journal every trial to this SQLite file (resumed if it exists).")
 @click.pass_obj
 def run_command(
     app: App,
@@ -63,8 +66,13 @@ def run_command(
     shard_size: int | None,
     executor: str,
     scheduler: str | None,
+    journal_path: str | None,
 ) -> None:
-    """Run the experiment in CONFIG.toml."""
+    """Run the experiment in CONFIG.toml.
+
+    A live experiment run with ``--journal FILE`` survives a crash: run the same command (or
+    ``armlab resume FILE``) again and it replays the journal and continues.
+    """
     if plot and out_dir is None:
         raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
     sharded = workers > 1 or shard_size is not None or executor == "dask"
@@ -82,7 +90,8 @@ def run_command(
                 configure_logging(json=True)
             with user_errors():
                 summary = run_experiment(
-                    config, out_dir=out_dir, registry=app.registry, progress=progress, scale=scale
+                    config, out_dir=out_dir, registry=app.registry, progress=progress, scale=scale,
+                    journal=journal_path,
                 )
     finally:
         if log_file is not None:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from armlab.config import FeedbackConfig
+from armlab.orchestrator.heap import reserve_heap_headroom
 from armlab.orchestrator.ledger import DelayModel, PendingLedger
 from armlab.orchestrator.metrics import recommendation_errors
 from armlab.plugins.interfaces import Allocator, Policy, RewardSource
@@ -67,6 +68,7 @@ class Simulation:
         checkpoints: list[int],
         observers: Sequence[StepObserver] = (),
     ) -> None:
+        reserve_heap_headroom()
         self.observers = list(observers)
         self.replica_ids = np.asarray(replicas, dtype=np.int64)
         n = self.replica_ids.size

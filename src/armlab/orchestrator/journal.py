@@ -33,7 +33,7 @@ from typing import Any, Self
 import anyio
 import structlog
 
-from armlab import __version__
+from armlab._version import __version__
 from armlab.errors import ArmlabError
 from armlab.orchestrator.live_types import Event
 

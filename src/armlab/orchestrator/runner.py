@@ -10,10 +10,9 @@ import anyio
 import numpy as np
 import structlog
 
-from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig, load_config
 from armlab.errors import ConfigError
-from armlab.orchestrator.live import LiveRun
+from armlab.orchestrator.session import LiveSession
 from armlab.orchestrator.shards import ShardRunner
 from armlab.orchestrator.simulate import PolicyResult, ProgressCallback, simulate
 from armlab.plan import ExperimentPlan, build_plan
@@ -46,18 +45,24 @@ async def run_experiment_async(
     registry: Registry | None = None,
     progress: ProgressCallback | None = None,
     scale: ShardRunner | None = None,
+    journal: str | Path | None = None,
 ) -> dict[str, Any]:
     """Run an experiment inside a running event loop; see :func:`run_experiment`."""
     config, plans, registry = _resolve(config, seed, replicas, registry)
     base = plans[0][1]
     cfg = base.config
+    if journal is not None and not base.live:
+        raise ConfigError(
+            f"a journal records live trials, but source {cfg.source.plugin!r} is simulated "
+            "(its runs are reproducible from the seed): drop --journal"
+        )
     started = time.perf_counter()
     with structlog.contextvars.bound_contextvars(experiment=cfg.name):
         log.info("experiment_started", seed=cfg.seed, replicas=cfg.replicas, budget=cfg.problem.budget,
                  objective=cfg.problem.objective.value, policies=[p.label for p in base.policies],
                  source=cfg.source.plugin, live=base.live, runs=len(plans))
         if base.live:
-            summary = await _run_live(base)
+            summary = await _run_live(base, registry, journal)
         else:
             results = await _simulate_all([plan for _, plan in plans], progress, scale)
             if len(plans) == 1:
@@ -134,11 +139,16 @@ def _sweep_summary(
     return summary
 
 
-async def _run_live(plan: ExperimentPlan) -> dict[str, Any]:
-    from armlab.orchestrator.session import LiveSession
-
-    session = LiveSession.from_plan(plan)
-    await session.live_run().run()
+async def _run_live(plan: ExperimentPlan, registry: Registry, journal: str | Path | None) -> dict[str, Any]:
+    """One live replica; with ``journal``, every event is recorded and an existing journal resumed."""
+    if journal is None:
+        session = LiveSession.from_plan(plan)
+    else:
+        session = LiveSession.open(journal=journal, config=plan.config, registry=registry)
+    try:
+        await session.run()
+    finally:
+        session.close()
     summary = _header(plan.config, 1)
     summary["policies"] = session.policy_summary()
     return summary
@@ -153,6 +163,7 @@ def run_experiment(
     registry: Registry | None = None,
     progress: ProgressCallback | None = None,
     scale: ShardRunner | None = None,
+    journal: str | Path | None = None,
 ) -> dict[str, Any]:
     """Run an experiment and return its summary (the content of ``summary.json``).
 
@@ -162,12 +173,14 @@ def run_experiment(
     config with a ``[sweep]`` runs once per value; its summary holds, per policy, the
     final metric of each run (and the runs themselves under ``"runs"``).  ``scale`` (a
     :class:`~armlab.orchestrator.shards.ShardRunner`) splits replicas into shards run on
-    worker processes or Dask; the numbers do not change.  Mirrors ``armlab run``.
+    worker processes or Dask; the numbers do not change.  A live experiment with ``journal``
+    (a SQLite file) records every event before acknowledging it and, if the journal exists,
+    replays it and continues the run.  Mirrors ``armlab run``.
     """
     return anyio.run(
         lambda: run_experiment_async(
             config, seed=seed, replicas=replicas, out_dir=out_dir, registry=registry, progress=progress,
-            scale=scale,
+            scale=scale, journal=journal,
         ),
         backend="asyncio",
     )

@@ -2,8 +2,7 @@
 
 A :class:`LiveSession` is the one place where a live experiment's parts are put together:
 the validated plan, the live source, the ask/tell :class:`~armlab.orchestrator.asktell.Experiment`
-and (optionally) its :class:`~armlab.orchestrator.journal.Journal`.  ``armlab run`` (without
-journal), ``armlab serve`` and ``armlab resume`` all open one.
+and (optionally) its :class:`~armlab.orchestrator.journal.Journal`.  ``armlab run``, ``armlab serve`` and ``armlab resume`` all open one.
 
 Opening an existing journal rebuilds the experiment from the configuration stored in it,
 replays every event, and only then attaches the journal as recorder, so the continued run
@@ -127,6 +126,12 @@ class LiveSession:
                 "so run this experiment with `armlab serve CONFIG --journal FILE`"
             )
         return LiveRun(source=self.source, experiment=self.experiment, timeout=self.config.feedback.timeout)
+
+    async def run(self) -> None:
+        """Run the trials through the source until the experiment ends, journal writes batched."""
+        live = self.live_run()
+        async with self.group_commit():
+            await live.run()
 
     @asynccontextmanager
     async def group_commit(self) -> AsyncIterator[GroupCommit | None]:

@@ -29,7 +29,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from armlab import __version__
+from armlab._version import __version__
 from armlab.adapters.base import RewardRejected
 from armlab.orchestrator.journal import GroupCommit, JournalError
 from armlab.orchestrator.live import LiveRun

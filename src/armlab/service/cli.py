@@ -70,12 +70,6 @@ def _outcome_line(session: LiveSession) -> str:
     )
 
 
-async def _run_journaled(session: LiveSession) -> None:
-    run = session.live_run()
-    async with session.group_commit():
-        await run.run()
-
-
 @click.command("serve")
 @click.argument("config_path", metavar="[CONFIG.toml]", required=False, type=click.Path(dir_okay=False))
 @click.option("--journal", "journal_path", required=True, type=click.Path(dir_okay=False),
@@ -146,5 +140,5 @@ def resume_command(app: App, journal_path: str, log_path: str | None) -> None:
                     f"continue with: armlab serve --journal {journal_path}"
                 )
                 return
-            anyio.run(_run_journaled, session, backend="asyncio")
+            anyio.run(session.run, backend="asyncio")
         click.echo(_outcome_line(session))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["IndexWarmup", "argmax_random_ties", "select_by_index"]
+__all__ = ["ArmwiseIndex", "IndexWarmup", "argmax_random_ties", "select_by_index"]
 
 
 def argmax_random_ties(
@@ -66,3 +68,49 @@ class IndexWarmup:
         if self.done and stats.active.all():
             return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
         return select_by_index(stats, index, self.need, rng)
+
+
+IndexAt = Callable[[ArmStats, np.ndarray, np.ndarray], np.ndarray]
+
+
+class ArmwiseIndex:
+    """An index whose value for an arm depends only on that arm's statistics, kept current
+    by recomputing just the arms observed since the last step.
+
+    ``index_at(stats, rows, flat)`` returns the index at flat positions ``flat`` of replicas
+    ``rows`` (1-d arrays; constants per replica are looked up by ``rows``).  While no trial is
+    pending, :meth:`current` costs nothing and :meth:`observed` is O(R) per step, instead of
+    several passes over all ``R x K`` entries.  With results in flight a dispatch changes an
+    arm's pull count without telling the policy, so then the whole index is recomputed.
+    """
+
+    def __init__(self, index_at: IndexAt, replicas: int, n_arms: int) -> None:
+        self.index_at = index_at
+        self._index = np.empty((replicas, n_arms))
+        self._flat = self._index.reshape(-1)
+        self._all_rows = np.repeat(np.arange(replicas), n_arms)
+        self._all_flat = np.arange(replicas * n_arms)
+        self._fresh = False
+
+    def compute(self, stats: ArmStats) -> np.ndarray:
+        """The whole index ``(R, K)``, recomputed (a new array)."""
+        return self.index_at(stats, self._all_rows, self._all_flat).reshape(self._index.shape)
+
+    def current(self, stats: ArmStats) -> np.ndarray:
+        """The index now (the cached array: read it, do not keep it)."""
+        if not self._fresh or (stats.dispatched != stats.observed).any():
+            self._index[...] = self.compute(stats)
+            self._fresh = True
+        return self._index
+
+    def observed(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
+        """Recompute the entries of arms whose results were just folded into ``stats``."""
+        flat = stats.flat_index(rows, arms)
+        self._flat[flat] = self.index_at(stats, rows, flat)
+
+    def refresh_rows(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """Recompute every arm of replicas ``rows`` (after a change of their constants)."""
+        if rows.size:
+            k = stats.n_arms
+            flat = (rows[:, None] * k + np.arange(k)).reshape(-1)
+            self._flat[flat] = self.index_at(stats, np.repeat(rows, k), flat)

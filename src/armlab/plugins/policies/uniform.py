@@ -42,6 +42,8 @@ class Uniform(Policy):
 
     def _random_arm(self, stats: ArmStats) -> np.ndarray:
         u = self.rng.uniform(stats.dispatched, 1)[:, 0]
+        if stats.active.all():  # the usual case: the rank is the arm
+            return np.floor(u * stats.n_arms).astype(np.int64)
         n_active = stats.active.sum(axis=1)
         rank = np.floor(u * n_active).astype(np.int64)  # u < 1, so rank < n_active
         return np.argmax(np.cumsum(stats.active, axis=1) > rank[:, None], axis=1)

@@ -23,17 +23,17 @@ from pydantic import Field
 
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._index import select_by_index
+from armlab.plugins.policies._index import ArmwiseIndex, IndexWarmup
 from armlab.problem import Problem, Truth
+from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
 __all__ = [
+    "ArmwiseKeyPolicy",
     "IndexParams",
     "OracleIndexParams",
-    "distance_to_threshold",
     "exploration_parameter",
     "require_budget",
-    "select_lowest_key",
     "threshold_of",
 ]
 
@@ -76,20 +76,6 @@ def require_budget(policy: Policy, problem: Problem, minimum: int, why: str) -> 
         )
 
 
-def distance_to_threshold(stats: ArmStats, threshold: float) -> np.ndarray:
-    """Empirical gaps ``|mean_i - tau|``, shape ``(R, K)``."""
-    return np.abs(stats.means - threshold)
-
-
-def select_lowest_key(policy: Policy, stats: ArmStats, key: np.ndarray, need: int) -> np.ndarray:
-    """Active arm minimising ``key`` once every active arm has ``need`` observations.
-
-    Before that, arms are initialised in index order (see :func:`select_by_index`).
-    """
-    rng = policy.rng if policy.params.tie_break == "random" else None
-    return select_by_index(stats, -key, need=need, rng=rng)
-
-
 def exploration_parameter(
     policy: Policy,
     problem: Problem,
@@ -118,3 +104,41 @@ def exploration_parameter(
             f"instance ({exc}). Give the parameter `a` explicitly instead."
         ) from None
     return params.a_scale * numerator / np.broadcast_to(value, (replicas,))
+
+
+class ArmwiseKeyPolicy(Policy):
+    """An index policy whose key for an arm depends only on that arm's statistics (APT,
+    UCB-E, UCBEV): after ``need`` pulls of every arm, pull the arm of lowest key.
+
+    Subclasses give the key at flat positions, :meth:`key_at`; the key is then kept current
+    by recomputing only the arms observed at each step (:class:`ArmwiseIndex`), so a step
+    costs one pass over the arms instead of several.  Ties and the initial pulls are as in
+    :func:`~armlab.plugins.policies._index.select_by_index`.
+    """
+
+    need: int = 1
+
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        self._negated_key = ArmwiseIndex(lambda s, rows, flat: -self.key_at(s, rows, flat), replicas, problem.n_arms)
+        self._warmup = IndexWarmup(need=self.need)
+
+    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        """The key (to minimise) at flat positions ``flat`` of replicas ``rows``."""
+        raise NotImplementedError
+
+    def key(self, stats: ArmStats) -> np.ndarray:
+        """The key of every arm, ``(R, K)``, recomputed."""
+        return -self._negated_key.compute(stats)
+
+    def update(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
+        self._negated_key.observed(stats, rows, arms)
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        rng = self.rng if self.params.tie_break == "random" else None
+        return self._warmup.select(stats, self._negated_key.current(stats), rng)
+
+
+def gathered(stats: ArmStats, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observed counts, pulls (observed + pending) and means at flat positions."""
+    return stats.counts.reshape(-1)[flat], stats.pulls_at(flat), stats.means.reshape(-1)[flat]

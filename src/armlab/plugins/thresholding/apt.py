@@ -5,13 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.interfaces import Policy
-from armlab.plugins.thresholding._common import (
-    IndexParams,
-    distance_to_threshold,
-    select_lowest_key,
-    threshold_of,
-)
+from armlab.plugins.thresholding._common import ArmwiseKeyPolicy, IndexParams, gathered, threshold_of
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -23,7 +17,7 @@ class APTParams(IndexParams):
     )
 
 
-class APT(Policy):
+class APT(ArmwiseKeyPolicy):
     """APT: after one pull of each arm, pull ``argmin_i sqrt(n_i) * (|mean_i - tau| + epsilon)``.
 
     Source: Locatelli et al. (ICML 2016), as run in seed 000 (sheet section 2.2).  Anytime:
@@ -44,10 +38,7 @@ class APT(Policy):
         super().reset(problem, replicas, rng)
         self.threshold = threshold_of(self, problem)
 
-    def key(self, stats: ArmStats) -> np.ndarray:
-        """APT's index ``sqrt(n_i) (|mean_i - tau| + epsilon)``, shape ``(R, K)`` (pull the lowest)."""
-        gaps = distance_to_threshold(stats, self.threshold) + self.params.epsilon
-        return np.sqrt(stats.pulls) * gaps
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        return select_lowest_key(self, stats, self.key(stats), need=1)
+    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        """APT's index ``sqrt(n_i) (|mean_i - tau| + epsilon)`` (pull the lowest)."""
+        _, pulls, means = gathered(stats, flat)
+        return np.sqrt(pulls) * (np.abs(means - self.threshold) + self.params.epsilon)

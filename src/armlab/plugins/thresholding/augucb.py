@@ -9,12 +9,13 @@ import numpy as np
 from pydantic import Field
 
 from armlab.errors import ConfigError
-from armlab.plugins.interfaces import STOPPED, Policy
+from armlab.plugins.interfaces import STOPPED
+from armlab.plugins.policies._index import argmax_random_ties, select_by_index
 from armlab.plugins.thresholding._common import (
+    ArmwiseKeyPolicy,
     IndexParams,
-    distance_to_threshold,
+    gathered,
     require_budget,
-    select_lowest_key,
     threshold_of,
 )
 from armlab.problem import Objective, Problem
@@ -59,7 +60,7 @@ class AugUCBParams(IndexParams):
     )
 
 
-class AugUCB(Policy):
+class AugUCB(ArmwiseKeyPolicy):
     """AugUCB: UCB-Improved-style rounds with variance-aware elimination after every pull.
 
     Source: Mukherjee, Naveen, Sudarsanam & Ravindran, "Thresholding bandits with augmented
@@ -128,16 +129,33 @@ class AugUCB(Policy):
         self.check_all[rows] = True
         remaining = stats.active[rows].sum(axis=1)
         self.round_end[rows] = stats.dispatched[rows] + remaining * self.schedule.ell(self.eps[rows])
+        self._negated_key.refresh_rows(stats, rows)  # every radius shrank
+
+    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        """``|mean_i - tau| - 2 s_i`` (selection width over pulls); eliminated arms get +inf."""
+        counts, pulls, means = gathered(stats, flat)
+        radius = self._radius(self.eps[rows], stats.m2.reshape(-1)[flat], counts, pulls)
+        key = np.abs(means - self.threshold) - 2.0 * radius
+        return np.where(stats.active.reshape(-1)[flat], key, np.inf)
 
     def select(self, stats: ArmStats) -> np.ndarray:
         self._advance(stats)
-        key = distance_to_threshold(stats, self.threshold) - 2.0 * self.radius(stats, stats.pulls)
-        arms = select_lowest_key(self, stats, key, need=1)
+        index = self._negated_key.current(stats)  # eliminated arms at -inf
+        if not self._warmup.done:
+            self._warmup.done = bool(stats.counts.min() >= 1)
+        rng = self.rng if self.params.tie_break == "random" else None
+        if not self._warmup.done:
+            arms = select_by_index(stats, index, need=1, rng=rng)
+        elif rng is None:
+            arms = np.argmax(index, axis=1)
+        else:
+            arms = argmax_random_ties(index, rng, stats.dispatched)
         return np.where(stats.active.any(axis=1), arms, STOPPED)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         """Eliminate every arm of ``B`` with ``|mean - tau| > 2 s`` (observed counts), from t = K + 1."""
         ready = stats.observed[rows] > stats.n_arms
+        observed_rows, observed_arms = rows, arms
         rows, arms = rows[ready], arms[ready]
         full = self.check_all[rows]
         one, pulled = rows[~full], arms[~full]
@@ -152,3 +170,5 @@ class AugUCB(Policy):
             drop = (counts > 0) & (gaps > 2.0 * self.radius(stats, counts, every))
             stats.active[every] &= ~drop
             self.check_all[every] = False
+        self._negated_key.observed(stats, observed_rows, observed_arms)
+        self._negated_key.refresh_rows(stats, every)

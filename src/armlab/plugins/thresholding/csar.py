@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from armlab.plugins.interfaces import STOPPED, Policy, empirical_recommendation
-from armlab.plugins.thresholding._common import distance_to_threshold, require_budget, threshold_of
+from armlab.plugins.thresholding._common import require_budget, threshold_of
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -57,6 +57,8 @@ class CSAR(Policy):
         self.phase_start = np.concatenate([[0], np.cumsum((k - np.arange(k)) * per_arm)])
         self.phase = np.zeros(replicas, dtype=np.int64)  # phases completed = arms decided
         self.accepted = np.zeros((replicas, k), dtype=bool)
+        #: per replica the undecided arms in index order, then the decided ones
+        self.undecided_first = np.tile(np.arange(k), (replicas, 1))
 
     def _advance(self, stats: ArmStats) -> None:
         """Decide one arm per phase whose pulls are all dispatched (several for empty phases)."""
@@ -71,12 +73,13 @@ class CSAR(Policy):
     def _decide(self, stats: ArmStats, rows: np.ndarray) -> None:
         undecided = stats.active[rows]
         seen = stats.counts[rows] > 0
-        distance = distance_to_threshold(stats, self.threshold)[rows]
+        distance = np.abs(stats.means[rows] - self.threshold)
         score = np.where(undecided, np.where(seen, distance, -1.0), -np.inf)
         arm = np.argmax(score, axis=1)
         above = seen[np.arange(rows.size), arm] & (stats.means[rows, arm] >= self.threshold)
         self.accepted[rows, arm] = above
         stats.active[rows, arm] = False
+        self.undecided_first[rows] = np.argsort(~stats.active[rows], axis=1, kind="stable")
 
     def select(self, stats: ArmStats) -> np.ndarray:
         self._advance(stats)
@@ -84,7 +87,7 @@ class CSAR(Policy):
         phase = np.minimum(self.phase, k - 1)
         offset = stats.dispatched - self.phase_start[phase]
         rank = offset % (k - phase)
-        arms = np.argmax(np.cumsum(stats.active, axis=1) > rank[:, None], axis=1)
+        arms = self.undecided_first[np.arange(stats.replicas), rank]
         return np.where(self.phase >= k, STOPPED, arms)
 
     def recommend(self, stats: ArmStats) -> np.ndarray:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from armlab.complexity import best_arm_gaps, h1, tbp_gaps
-from armlab.plugins.interfaces import Policy
 from armlab.plugins.thresholding._common import (
+    ArmwiseKeyPolicy,
     OracleIndexParams,
-    distance_to_threshold,
     exploration_parameter,
+    gathered,
     require_budget,
-    select_lowest_key,
     threshold_of,
 )
 from armlab.problem import Objective, Problem, Truth
@@ -19,7 +18,7 @@ from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
 
-class UCBE(Policy):
+class UCBE(ArmwiseKeyPolicy):
     """UCB-E with width ``sqrt(a / n_i)``, after one pull of each arm.
 
     * best-arm (Audibert, Bubeck & Munos, COLT 2010, section 3.2; sheet 3.2): pull
@@ -56,12 +55,10 @@ class UCBE(Policy):
             return h1(best_arm_gaps(truth.means))
         return h1(tbp_gaps(truth.means, self.threshold))
 
-    def key(self, stats: ArmStats) -> np.ndarray:
-        """Index to minimise, ``(R, K)``: ``|mean - tau| - w`` or ``-(mean + w)``, ``w = sqrt(a/n)``."""
-        width = np.sqrt(self.a[:, None] / np.maximum(stats.pulls, 1))
+    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        """Index to minimise: ``|mean - tau| - w`` or ``-(mean + w)``, ``w = sqrt(a/n)``."""
+        _, pulls, means = gathered(stats, flat)
+        width = np.sqrt(self.a[rows] / np.maximum(pulls, 1))
         if self.threshold is None:
-            return -(stats.means + width)
-        return distance_to_threshold(stats, self.threshold) - width
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        return select_lowest_key(self, stats, self.key(stats), need=1)
+            return -(means + width)
+        return np.abs(means - self.threshold) - width

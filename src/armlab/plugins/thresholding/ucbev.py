@@ -6,13 +6,12 @@ import numpy as np
 from pydantic import Field
 
 from armlab.complexity import tbp_gaps, variance_complexity
-from armlab.plugins.interfaces import Policy
 from armlab.plugins.thresholding._common import (
+    ArmwiseKeyPolicy,
     OracleIndexParams,
-    distance_to_threshold,
     exploration_parameter,
+    gathered,
     require_budget,
-    select_lowest_key,
     threshold_of,
 )
 from armlab.problem import Objective, Problem, Truth
@@ -31,7 +30,7 @@ class UCBEVParams(OracleIndexParams):
     )
 
 
-class UCBEV(Policy):
+class UCBEV(ArmwiseKeyPolicy):
     """UCBEV: thresholding with GapE-V's empirical-Bernstein index and an oracle-tuned ``a``.
 
     After two pulls of each arm, pull
@@ -58,6 +57,7 @@ class UCBEV(Policy):
     name = "ucbev"
     Params = UCBEVParams
     objectives = frozenset({Objective.THRESHOLD})
+    need = 2
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -73,12 +73,12 @@ class UCBEV(Policy):
         gaps = tbp_gaps(truth.means, self.threshold)
         return variance_complexity(gaps, truth.variances, squared=self.params.squared, b=self.params.b)
 
-    def key(self, stats: ArmStats) -> np.ndarray:
-        """Index to minimise, ``(R, K)`` (arms with fewer than 2 pulls get a finite dummy)."""
-        n = np.maximum(stats.pulls, 2).astype(np.float64)
-        a = self.a[:, None]
-        width = np.sqrt(2.0 * a * stats.variances(ddof=1) / n) + 7.0 * a * self.params.b / (3.0 * (n - 1.0))
-        return distance_to_threshold(stats, self.threshold) - width
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        return select_lowest_key(self, stats, self.key(stats), need=2)
+    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        """Index to minimise (arms with fewer than 2 pulls get a finite dummy)."""
+        counts, pulls, means = gathered(stats, flat)
+        variances = np.zeros(flat.shape)
+        np.divide(stats.m2.reshape(-1)[flat], counts - 1, out=variances, where=counts > 1)  # unbiased s^2
+        n = np.maximum(pulls, 2).astype(np.float64)
+        a = self.a[rows]
+        width = np.sqrt(2.0 * a * variances / n) + 7.0 * a * self.params.b / (3.0 * (n - 1.0))
+        return np.abs(means - self.threshold) - width
