@@ -100,3 +100,8 @@ def test_experiment_3_files_run_and_tabulate(tmp_path):
     assert table[0].split()[:2] == ["K", "T"] and len(table) == 10
     assert [int(line.split()[0]) for line in table[1:]] == list(range(20, 101, 10))
     assert [int(line.split()[1]) for line in table[1:]] == [2 * k for k in range(20, 101, 10)]
+
+
+def test_table_of_a_directory_without_summary_names_it(tmp_path):
+    with pytest.raises(SystemExit, match=r"empty[/\\]summary\.json does not exist"):
+        load_generator().final_regret_table([tmp_path / "empty"])
