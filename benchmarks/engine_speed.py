@@ -1,7 +1,8 @@
 """Run-steps per second of every built-in policy, against two baselines in the same process.
 
 For each policy and each size (K arms, R replicas) the engine is advanced through a warm-up
-of ``K`` steps (every arm seen once; not timed when ``K * R`` is small enough) and then timed
+of ``K`` steps (every arm seen once; not timed when ``K * R`` is small enough), then
+``--skip`` untimed steps (0 by default; to time a window later in the run), and then timed
 over ``--steps`` steps.  A run-step is one trial of one replica.  Baselines, same process:
 
 * ``python-loop``: UCB1 as a per-run Python step loop with numpy over the arms;
@@ -67,15 +68,15 @@ def build(policy_cls, k: int, r: int, budget: int) -> Simulation:
     raise AssertionError("unreachable")
 
 
-def engine_speed(policy_cls, k: int, r: int, steps: int) -> float | None:
-    budget = max(20 * k * max(1, math.ceil(math.log2(k))), k + steps + 1)
+def engine_speed(policy_cls, k: int, r: int, steps: int, skip: int = 0) -> float | None:
+    budget = max(20 * k * max(1, math.ceil(math.log2(k))), k + skip + steps + 1)
     try:
         sim = build(policy_cls, k, r, budget)
     except ConfigError as exc:
         print(f"  skip {policy_cls.name} K={k}: {exc}", file=sys.stderr)
         return None
     if k * r <= 2_000_000:
-        for _ in range(k):  # warm-up: every arm seen once
+        for _ in range(k + skip):  # warm-up: every arm seen once, then ``skip`` more steps
             sim.step()
     start = time.perf_counter()
     done = 0
@@ -152,6 +153,8 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, nargs="+", default=[1, 100, 1000, 5000])
     parser.add_argument("--policies", nargs="*", help="policy names (default: all built-ins)")
     parser.add_argument("--steps", type=int, default=200, help="timed steps per cell")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="untimed steps after the warm-up: time a window later in the run")
     parser.add_argument("--threads", type=int, help="set OMP/BLAS threads (1 = one core)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "engine_speed.json"))
     args = parser.parse_args()
@@ -162,11 +165,12 @@ def main() -> None:
     cells = []
     for k in args.arms:
         for r in args.replicas:
-            baseline = engine_speed(registry.get("policy", "ucb1"), k, r, args.steps)
+            baseline = engine_speed(registry.get("policy", "ucb1"), k, r, args.steps, args.skip)
             row = {"arms": k, "replicas": r, "ucb1": baseline,
                    "python_loop": python_loop_speed(k, args.steps), "numba": numba_speed(k, r, args.steps)}
             for name in names:
-                speed = baseline if name == "ucb1" else engine_speed(registry.get("policy", name), k, r, args.steps)
+                policy = registry.get("policy", name)
+                speed = baseline if name == "ucb1" else engine_speed(policy, k, r, args.steps, args.skip)
                 row[name] = speed
                 ratio = f"{speed / baseline:6.2f}x ucb1" if speed and baseline else "   -"
                 print(f"K={k:<5} R={r:<5} {name:<20} {speed or 0:>14,.0f} run-steps/s  {ratio}", flush=True)
@@ -180,7 +184,7 @@ def main() -> None:
     k, r = max(args.arms), max(args.replicas)
     memory = peak_memory_mb(k, r, "ucb1", min(args.steps, 50))
     print(f"peak RSS at K={k}, R={r} (ucb1): {memory:,.0f} MB")
-    result = {"benchmark": "engine_speed", "steps": args.steps, "cells": cells,
+    result = {"benchmark": "engine_speed", "steps": args.steps, "skip": args.skip, "cells": cells,
               "peak_rss_mb": {"arms": k, "replicas": r, "policy": "ucb1", "value": memory},
               "python": platform.python_version(), "numpy": np.__version__, "machine": platform.machine(),
               "cpu_count": os.cpu_count(), "maxrss_parent_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}

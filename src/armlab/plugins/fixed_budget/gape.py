@@ -15,11 +15,18 @@ Extension points (seed 003's ``agapev-topm`` subclasses :class:`AGapEV`):
   exceed ``rK``) and ``warmup_observations`` (observations per arm before the index is used:
   0 when pseudo-observations make every count valid from the start);
 * :meth:`GapIndexPolicy.index` -- the whole ``(R, K)`` index.
+
+Speed: the widths depend only on each arm's own statistics, and a result moves the gaps of
+all arms only when it moves the best or second-best mean, so the policies keep their per-arm
+arrays between steps (:class:`~armlab.plugins.fixed_budget.gape_index.KeptIndex`) and a
+step costs little more than one argmax over the arms.  :meth:`GapIndexPolicy.index` still
+recomputes everything.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -29,22 +36,45 @@ from armlab.complexity import gape_complexity, top_m_gaps, variance_complexity
 from armlab.errors import ConfigError
 from armlab.plugins.fixed_budget.gape_index import (
     THETA_V,
+    At,
     GapStyle,
+    KeptIndex,
+    agapev_arm_terms,
     agapev_index,
+    agapev_terms_from,
     empirical_gaps,
     gape_index,
+    gape_width,
     gapev_index,
+    gapev_width,
     seed004_complexity_scale,
     seed004_range_bound,
 )
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.plugins.policies._index import IndexWarmup
-from armlab.plugins.thresholding._common import OracleIndexParams, exploration_parameter, require_budget
+from armlab.plugins.thresholding._common import (
+    OracleIndexParams,
+    exploration_parameter,
+    require_budget,
+)
 from armlab.problem import Objective, Problem, Truth
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
 __all__ = ["AGapEV", "GapE", "GapEV", "GapIndexPolicy"]
+
+
+def _width_minus_gap(terms: Sequence[np.ndarray], gaps: np.ndarray) -> np.ndarray:
+    """GapE's and GapE-V's index from the width (their only term) and the gap."""
+    return terms[0] - gaps
+
+
+def _variances_at(stats: ArmStats, flat: np.ndarray) -> np.ndarray:
+    """``stats.variances(ddof=1)`` at flat positions (0 with fewer than two observations)."""
+    denom = stats.counts.reshape(-1)[flat] - 1
+    out = np.zeros(flat.shape)
+    np.divide(stats.m2.reshape(-1)[flat], denom, out=out, where=denom > 0)
+    return out
 
 
 class GapIndexPolicy(Policy):
@@ -69,14 +99,34 @@ class GapIndexPolicy(Policy):
         r = self.init_pulls
         require_budget(self, problem, r * k, f"{r} initial pull(s) per arm, and a = theta (n - {r}K)/H > 0")
         self._warmup = IndexWarmup(need=self.warmup_observations)
+        self._all_seen = False
+        self._unread = np.broadcast_to(0.0, (replicas, k))  # stands in for an index nobody reads
 
     @abstractmethod
     def index(self, stats: ArmStats) -> np.ndarray:
         """The index ``(R, K)`` to maximise (used once the chosen arm is warmed up)."""
 
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        """:meth:`index`, or the same from terms kept between steps (used once every arm of
+        every replica has a result; before that most terms change at every step anyway)."""
+        return self.index(stats)
+
     def select(self, stats: ArmStats) -> np.ndarray:
         rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, self.index(stats), rng)
+        if not (self._warmup.done or self._index_read(stats)):
+            index = self._unread
+        elif self._all_seen:
+            index = self.current_index(stats)
+        else:
+            index = self.index(stats)
+        self._all_seen = self._all_seen or bool(stats.counts.min() > 0)
+        return self._warmup.select(stats, index, rng)
+
+    def _index_read(self, stats: ArmStats) -> bool:
+        """Whether some replica has its warm-up pulls of every active arm dispatched: until
+        then the warm-up pulls the arm with the fewest pulls and reads no index."""
+        pulls = stats.pulls if stats.active.all() else np.where(stats.active, stats.pulls, np.iinfo(np.int64).max)
+        return bool((pulls.min(axis=1) >= self._warmup.need).any())
 
 
 class GapEParams(OracleIndexParams):
@@ -128,6 +178,7 @@ class GapE(GapIndexPolicy):
             numerator=p.theta * (problem.budget - self.init_pulls * k),
             formula=f"a = theta (n - {self.init_pulls if self.init_pulls > 1 else ''}K) / H",
         )
+        self._kept = KeptIndex(self.width, replicas, "gape" if self.top_m == 1 else None, _width_minus_gap)
 
     def _scaled_complexity(self, truth: Truth) -> np.ndarray:
         scale = seed004_complexity_scale(self.params.rate, self.problem.n_arms) if self.params.rescale else 1.0
@@ -140,6 +191,20 @@ class GapE(GapIndexPolicy):
     def index(self, stats: ArmStats) -> np.ndarray:
         gaps = empirical_gaps(stats.means, self.top_m)
         return gape_index(gaps, np.maximum(stats.pulls, 1), self.a[:, None], self.b[:, None])
+
+    def width(self, stats: ArmStats, at: At) -> tuple[np.ndarray]:
+        """The width ``b sqrt(a / T)`` (per-arm terms for :class:`KeptIndex`)."""
+        if at is None:
+            return (gape_width(np.maximum(stats.pulls, 1), self.a[:, None], self.b[:, None]),)
+        rows, flat = at
+        return (gape_width(np.maximum(stats.pulls_at(flat), 1), self.a[rows], self.b[rows]),)
+
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        terms, _, index = self._kept.current(stats)
+        return index if self.top_m == 1 else terms[0] - empirical_gaps(stats.means, self.top_m)
+
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        self._kept.observed(stats, rows, arms)
 
 
 class GapEVParams(GapEParams):
@@ -179,6 +244,14 @@ class GapEV(GapE):
         pulls = np.maximum(stats.pulls, 2)
         return gapev_index(gaps, stats.variances(ddof=1), pulls, self.a[:, None], self.b[:, None])
 
+    def width(self, stats: ArmStats, at: At) -> tuple[np.ndarray]:
+        """The width ``sqrt(2 a v / T) + 7 a b / (3 (T - 1))`` (per-arm terms for :class:`KeptIndex`)."""
+        if at is None:
+            return (gapev_width(stats.variances(ddof=1), np.maximum(stats.pulls, 2), self.a[:, None], self.b[:, None]),)
+        rows, flat = at
+        variances = _variances_at(stats, flat)
+        return (gapev_width(variances, np.maximum(stats.pulls_at(flat), 2), self.a[rows], self.b[rows]),)
+
 
 class AGapEVParams(PluginParams):
     b: float = Field(1.0, gt=0, description="reward range b (rewards in [0, b]); the sheet's A-GapE-V uses 1")
@@ -216,6 +289,19 @@ class AGapEV(GapIndexPolicy):
     init_pulls = 2
     warmup_observations = 2
 
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        # per-arm terms can be kept between steps only for the observed statistics, and gaps
+        # only for the built-in best-arm gaps; a subclass with statistics of its own (e.g. prior
+        # pseudo-observations) recomputes everything at each step
+        cls = type(self)
+        kept_gaps = self.top_m == 1 and cls.gaps is AGapEV.gaps
+        self._kept = None
+        self._buffers = np.empty((2, replicas, problem.n_arms))
+        if cls.sample_statistics is AGapEV.sample_statistics:
+            style = self.params.gaps if kept_gaps else None
+            self._kept = KeptIndex(self.arm_terms, replicas, style, self._complexity_terms)
+
     def sample_statistics(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Observation counts, means and unbiased variances ``(R, K)`` the index uses; counts
         are floored at 2 so the estimator stays finite for arms still in warm-up."""
@@ -230,3 +316,43 @@ class AGapEV(GapIndexPolicy):
         pulls = counts + stats.pending
         return agapev_index(self.gaps(means), variances, counts, pulls, self.problem.budget,
                             self.params.b, self.params.theta)
+
+    def arm_terms(self, stats: ArmStats, at: At) -> tuple[np.ndarray, ...]:
+        """What the index needs of each arm beyond its gap (per-arm terms for :class:`KeptIndex`):
+        the variance, the pulls ``T``, ``3 (T - 1)``, and the complexity's optimism ``sqrt(1/(2T))``,
+        ``v-`` and ``v-`` squared (:func:`~armlab.plugins.fixed_budget.gape_index.agapev_arm_terms`)."""
+        if at is None:
+            counts, _, variances = self.sample_statistics(stats)
+            pulls = counts + stats.pending
+        else:
+            flat = at[1]
+            counts = np.maximum(stats.counts.reshape(-1)[flat], 2).astype(np.float64)
+            variances = _variances_at(stats, flat)
+            pulls = counts + stats.pending.reshape(-1)[flat]
+        optimism, low_variance = agapev_arm_terms(variances, counts)
+        return variances, pulls, 3.0 * (pulls - 1.0), optimism, low_variance, low_variance**2
+
+    def _complexity_terms(self, terms: Sequence[np.ndarray], gaps: np.ndarray) -> np.ndarray:
+        """The per-arm terms of ``H-hat`` from :meth:`arm_terms` and the gaps."""
+        return agapev_terms_from(gaps, *terms[3:], self.params.b)
+
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        if self._kept is None:
+            return self.index(stats)
+        terms, gaps, complexity_terms = self._kept.current(stats)
+        if not gaps.size:
+            gaps = self.gaps(stats.means)
+            complexity_terms = self._complexity_terms(terms, gaps)
+        variances, pulls, bernstein = terms[:3]
+        a = self.params.theta * (self.problem.budget - 2 * gaps.shape[-1]) / complexity_terms.sum(axis=-1)
+        a = a[:, None]
+        # gapev_index(gaps, variances, pulls, a, b) with 3 (T - 1) kept, in two buffers
+        index, extra = self._buffers
+        np.sqrt(np.divide(np.multiply(2.0 * a, variances, out=index), pulls, out=index), out=index)
+        np.add(index, np.divide(7.0 * a * self.params.b, bernstein, out=extra), out=index)
+        return np.subtract(index, gaps, out=index)
+
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        if self._kept is not None:
+            self._kept.observed(stats, rows, arms)
+

@@ -16,26 +16,37 @@ Definitions: ALGORITHMS-pure-exploration.md sections 1.1 and 3.7-3.9.
 ``T`` is the count an arm's width shrinks with; callers pass pulls (observed + pending) so an
 arm whose result is in flight is not chosen again and again.  Widths need ``T >= 1``
 (GapE) or ``T >= 2`` (the Bernstein forms): callers floor the counts of arms still in warm-up.
+
+:class:`KeptIndex` keeps a policy's per-arm arrays current between steps, so that a step
+recomputes only what the last result changed.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
 
 from armlab.complexity import midpoint_gaps, top_m_gaps
+from armlab.stats import ArmStats
 
 __all__ = [
     "THETA_V",
+    "At",
     "GapStyle",
+    "KeptIndex",
+    "agapev_arm_terms",
     "agapev_complexity_terms",
     "agapev_exploration",
     "agapev_index",
+    "agapev_terms_from",
     "empirical_gaps",
     "gape_index",
+    "gape_width",
     "gapev_index",
+    "gapev_width",
     "seed004_complexity_scale",
     "seed004_range_bound",
 ]
@@ -47,38 +58,73 @@ THETA_V = 8.0 / 9.0
 #: to the midpoint between the m-th and (m+1)-th largest means.
 GapStyle = Literal["gape", "midpoint"]
 
+#: Where per-arm values are wanted: ``(rows, flat)`` -- replicas and flat positions ``(n,)`` of
+#: single arms -- or ``None`` for every arm of every replica.
+At = tuple[np.ndarray, np.ndarray] | None
+
 
 def empirical_gaps(means: np.ndarray, top_m: int = 1, style: GapStyle = "gape") -> np.ndarray:
     """Gaps of the empirical ``means`` for identifying the ``top_m`` best arms."""
+    if top_m == 1 and means.ndim == 2:
+        return _best_arm_gaps(means, *_top_two(means), style)
     if style == "midpoint":
         return midpoint_gaps(means, top_m)
-    if top_m == 1 and means.ndim == 2:
-        return _best_arm_gaps_2d(means)
     return top_m_gaps(means, top_m)
 
 
-def _best_arm_gaps_2d(means: np.ndarray) -> np.ndarray:
-    """``top_m_gaps(means, 1)`` for ``(R, K)`` means, without a partition: this runs at every
-    step of every replica, and a max / argmax pair is several times cheaper."""
+def _top_two(means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of ``(R, K)`` means: the best arm, its mean and the second largest mean (equal
+    to the best on a tie), without a partition: the gaps are needed at every step of every
+    replica, and a max / argmax pair is several times cheaper."""
     rows = np.arange(means.shape[0])
     best_arm = np.argmax(means, axis=1)
     best = means[rows, best_arm]
     others = means.copy()
     others[rows, best_arm] = -np.inf
+    return best_arm, best, others.max(axis=1)
+
+
+def _best_arm_gaps(means, best_arm, best, second, style: GapStyle) -> np.ndarray:
+    """``top_m_gaps(means, 1)`` (``"gape"``) or ``midpoint_gaps(means, 1)`` from the top two."""
+    if style == "midpoint":
+        return np.abs(means - ((best + second) / 2.0)[:, None])
     gaps = best[:, None] - means
-    gaps[rows, best_arm] = best - others.max(axis=1)
+    gaps[np.arange(means.shape[0]), best_arm] = best - second
     return gaps
+
+
+def _best_arm_gap_at(means, arms, best_arm, best, second, style: GapStyle) -> np.ndarray:
+    """:func:`_best_arm_gaps` of single arms ``arms`` with means ``means`` (all ``(n,)``)."""
+    if style == "midpoint":
+        return np.abs(means - (best + second) / 2.0)
+    return np.where(arms == best_arm, best - second, best - means)
+
+
+def gape_width(pulls: np.ndarray, a, b) -> np.ndarray:
+    """GapE's confidence width ``b sqrt(a / T)``."""
+    return b * np.sqrt(a / pulls)
 
 
 def gape_index(gaps: np.ndarray, pulls: np.ndarray, a, b) -> np.ndarray:
     """GapE's index ``-gap + b sqrt(a / T)`` (sheet 3.7)."""
-    return b * np.sqrt(a / pulls) - gaps
+    return gape_width(pulls, a, b) - gaps
+
+
+def gapev_width(variances: np.ndarray, pulls: np.ndarray, a, b) -> np.ndarray:
+    """GapE-V's empirical-Bernstein width ``sqrt(2 a v / T) + 7 a b / (3 (T - 1))``; ``T >= 2``."""
+    return np.sqrt(2.0 * a * variances / pulls) + 7.0 * a * b / (3.0 * (pulls - 1.0))
 
 
 def gapev_index(gaps: np.ndarray, variances: np.ndarray, pulls: np.ndarray, a, b) -> np.ndarray:
     """GapE-V's index ``-gap + sqrt(2 a v / T) + 7 a b / (3 (T - 1))`` with the unbiased sample
     variance ``v`` (sheet 3.8); needs ``T >= 2``."""
-    return np.sqrt(2.0 * a * variances / pulls) + 7.0 * a * b / (3.0 * (pulls - 1.0)) - gaps
+    return gapev_width(variances, pulls, a, b) - gaps
+
+
+def agapev_arm_terms(variances: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of A-GapE-V's complexity terms that do not depend on the gaps: the optimism
+    ``sqrt(1 / (2T))`` added to the gap and the pessimistic variance ``v-`` (``counts >= 2``)."""
+    return np.sqrt(0.5 / counts), np.maximum(0.0, variances - np.sqrt(2.0 / (counts - 1.0)))
 
 
 def agapev_complexity_terms(gaps: np.ndarray, variances: np.ndarray, counts: np.ndarray, b=1.0) -> np.ndarray:
@@ -90,9 +136,15 @@ def agapev_complexity_terms(gaps: np.ndarray, variances: np.ndarray, counts: np.
     standard deviation; kept for reproduction, sheet 3.9).  Sum them over every arm the
     estimate covers (all bandits of a joint allocation).
     """
-    optimistic_gap = gaps + np.sqrt(0.5 / counts)
-    low_variance = np.maximum(0.0, variances - np.sqrt(2.0 / (counts - 1.0)))
-    return (low_variance + np.sqrt(low_variance**2 + (16.0 / 3.0) * b * optimistic_gap)) ** 2 / optimistic_gap**2
+    optimism, low_variance = agapev_arm_terms(variances, counts)
+    return agapev_terms_from(gaps, optimism, low_variance, low_variance**2, b)
+
+
+def agapev_terms_from(gaps, optimism, low_variance, low_variance_squared, b=1.0) -> np.ndarray:
+    """:func:`agapev_complexity_terms` from its per-arm parts (:func:`agapev_arm_terms`, and
+    ``v-`` squared), which a policy can keep between steps."""
+    optimistic_gap = gaps + optimism
+    return (low_variance + np.sqrt(low_variance_squared + (16.0 / 3.0) * b * optimistic_gap)) ** 2 / optimistic_gap**2
 
 
 def agapev_exploration(
@@ -128,3 +180,90 @@ def seed004_complexity_scale(rate: float, n_arms: int) -> float:
     """Seed 004's ``c / c'`` with ``c' = 1 / (4 log2 K)``: GapE / GapE-V's complexity ``H`` is
     replaced by ``H c / c'`` so their error bounds match SHVar's (section 5; Part C #12)."""
     return rate * 4.0 * math.log2(n_arms)
+
+
+class KeptIndex:
+    """Per-arm arrays of a GapE-family index, kept current between steps.
+
+    ``terms(stats, at)`` gives per-arm terms that depend only on each arm's statistics and
+    per-replica constants (widths, variances, ...), as a sequence of arrays at ``at`` (see
+    :data:`At`); they are kept stacked, ``(n_terms, R, K)``.  With ``style`` set (best-arm
+    identification, m = 1) the gaps of the empirical means are kept too, and so is
+    ``derive(terms, gaps)``: per-arm values built from both, e.g. the index ``width - gap``.
+
+    With immediate feedback a result changes one arm's statistics, so :meth:`observed`
+    recomputes that arm's entries, and all of a replica's gaps and derived values only when
+    the result may have moved its best or second-best mean.  Any other change -- results in
+    flight (a dispatch changes pull counts unannounced) or statistics set outside the engine
+    -- shows in a replica's dispatched and observed counts, and :meth:`current` then
+    recomputes everything.  The values always equal a recomputation's.
+    """
+
+    def __init__(
+        self,
+        terms: Callable[[ArmStats, At], Sequence[np.ndarray]],
+        replicas: int,
+        style: GapStyle | None = None,
+        derive: Callable[[Sequence[np.ndarray], np.ndarray], np.ndarray] | None = None,
+    ) -> None:
+        self._terms_at, self._derive, self._style = terms, derive, style
+        self.terms = self.gaps = self.derived = np.empty(0)
+        self._stamp = np.full((2, replicas), -1, dtype=np.int64)  # dispatched, observed when current
+
+    def current(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(terms, gaps, derived)`` now (kept arrays: read them, do not keep them); ``gaps``
+        and ``derived`` are empty without ``style``."""
+        stamp = self._stamp
+        if not self.terms.size or (stamp[0] != stats.dispatched).any() or (stamp[1] != stats.observed).any():
+            self.terms = np.stack(np.broadcast_arrays(*self._terms_at(stats, None)))
+            if self._style is not None:
+                self._means = stats.means.copy()
+                self._refresh()
+            stamp[0], stamp[1] = stats.dispatched, stats.observed
+        return self.terms, self.gaps, self.derived
+
+    def observed(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
+        """Bring the arrays up to date for the results just folded in, where possible."""
+        if not self.terms.size:
+            return
+        dispatched, observed = stats.dispatched[rows], stats.observed[rows]
+        alone = (self._stamp[0, rows] + 1 == dispatched) & (self._stamp[1, rows] + 1 == observed)
+        alone &= dispatched == observed  # nothing in flight: only the observed arm changed
+        if not alone.all():
+            rows, arms, dispatched, observed = rows[alone], arms[alone], dispatched[alone], observed[alone]
+        flat = stats.flat_index(rows, arms)
+        terms = self._terms_at(stats, (rows, flat))
+        for kept, term in zip(self.terms, terms, strict=True):
+            kept.reshape(-1)[flat] = term
+        if self._style is not None:
+            self._observe_gaps(stats, rows, arms, flat, terms)
+        self._stamp[0, rows], self._stamp[1, rows] = dispatched, observed
+
+    def _observe_gaps(self, stats, rows, arms, flat, terms) -> None:
+        means = stats.means.reshape(-1)[flat]
+        kept = self._means.reshape(-1)
+        second = self._second[rows]
+        # the top two can move only if this arm held, or now reaches, one of them
+        moved = (arms == self._best_arm[rows]) | (kept[flat] >= second) | (means >= second)
+        kept[flat] = means
+        if 4 * np.count_nonzero(moved) > self._means.shape[0]:  # a pass over all beats gathering
+            self._refresh()
+            return
+        if moved.any():
+            self._refresh(rows[moved])
+        top = (self._best_arm[rows], self._best[rows], self._second[rows])
+        gaps = _best_arm_gap_at(means, arms, *top, self._style)
+        self.gaps.reshape(-1)[flat] = gaps
+        self.derived.reshape(-1)[flat] = self._derive(terms, gaps)
+
+    def _refresh(self, rows: np.ndarray | None = None) -> None:
+        """Recompute the top two, gaps and derived values of replicas ``rows`` (all: None)."""
+        means = self._means if rows is None else self._means[rows]
+        top = _top_two(means)
+        gaps = _best_arm_gaps(means, *top, self._style)
+        derived = self._derive(self.terms if rows is None else self.terms[:, rows], gaps)
+        if rows is None:
+            (self._best_arm, self._best, self._second), self.gaps, self.derived = top, gaps, derived
+        else:
+            self._best_arm[rows], self._best[rows], self._second[rows] = top
+            self.gaps[rows], self.derived[rows] = gaps, derived

@@ -51,9 +51,25 @@ class SHVar(SequentialHalving):
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
         self.variances = problem.require_truth(self.name, "variances").variances
+        # with positive variances, weight -1 for eliminated arms keeps them below every active
+        # arm in one division (a zero variance needs the masked rule: 0 / 0 would be nan)
+        self._weights = (
+            np.broadcast_to(self.variances, (replicas, problem.n_arms)).astype(np.float64)
+            if (np.asarray(self.variances) > 0).all() else None
+        )
+        self._ratio = np.empty((replicas, problem.n_arms))
+
+    def _stage_started(self, stats: ArmStats, rows: np.ndarray) -> None:
+        if self._weights is not None:
+            variances = np.broadcast_to(self.variances, self._weights.shape)
+            self._weights[rows] = np.where(stats.active[rows], variances[rows], -1.0)
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
-        return _most_uncertain(self.variances, self.stage_pulls(stats), stats.active)
+        if self._weights is None:
+            return _most_uncertain(self.variances, self.stage_pulls(stats), stats.active)
+        with np.errstate(divide="ignore"):  # an arm not pulled in the stage: +inf, first
+            np.divide(self._weights, self.round_robin.pulls(stats), out=self._ratio)
+        return np.argmax(self._ratio, axis=1)
 
 
 def variance_inflation(observations: np.ndarray, delta: float) -> np.ndarray:
@@ -118,8 +134,8 @@ class SHAdaVar(SequentialHalving):
         return bounds
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
-        round_robin = super().base_rule(stats)
-        pulls = self.stage_pulls(stats)
+        pulls = self.round_robin.pulls(stats)  # stage pulls; eliminated arms masked below
+        round_robin = np.argmin(pulls, axis=1)
         active = stats.active
         stage_dispatched = np.where(active, pulls, 0).sum(axis=1)
         forced = stage_dispatched < active.sum(axis=1) * self.forced_pulls

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from armlab.plugins.interfaces import STOPPED, Policy
+from armlab.plugins.policies._round_robin import RoundRobin
 from armlab.plugins.thresholding._common import require_budget
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
@@ -64,6 +65,7 @@ class SuccessiveRejects(Policy):
         self.phase_ends = sr_phase_ends(problem.budget, k)
         self.total_pulls = int(self.phase_ends[-1])
         self.rejections = np.zeros(replicas, dtype=np.int64)  # phases closed so far
+        self.round_robin = RoundRobin(replicas, k)  # the active arm with the fewest pulls
 
     def rejection_keys(self, stats: ArmStats) -> list[np.ndarray]:
         """Keys ``(R, K)``, most significant first: the arm with the smallest keys is rejected."""
@@ -87,10 +89,11 @@ class SuccessiveRejects(Policy):
             rejected = self._rejection_order(stats, rows)[:, 0]
             stats.active[rows, rejected] = False
             self.rejections[rows] += 1
+            self.round_robin.restart(stats, rows, 0)
 
     def select(self, stats: ArmStats) -> np.ndarray:
         self._advance(stats)
-        arms = np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
+        arms = self.round_robin.select(stats)
         return np.where(stats.dispatched >= self.total_pulls, STOPPED, arms)
 
     def recommend(self, stats: ArmStats) -> np.ndarray:

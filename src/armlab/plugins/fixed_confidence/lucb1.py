@@ -9,12 +9,14 @@ from numpy.typing import ArrayLike
 from pydantic import Field
 
 from armlab.plugins.fixed_confidence.common import (
+    FirstRound,
     StoppingRule,
-    argbest,
-    first_round,
+    TopSet,
+    best_of,
     require_top_m,
     resolve_delta,
     reward_span,
+    set_mask,
     smallest_m,
 )
 from armlab.plugins.interfaces import STOPPED, PluginParams
@@ -72,34 +74,46 @@ class LUCB1(StoppingRule):
         self.rounds = np.zeros(replicas, dtype=np.int64)
         self.round_at = np.full(replicas, -1, dtype=np.int64)  # dispatched count when h was chosen
         self.pair = np.zeros((replicas, 2), dtype=np.int64)  # (h, l) of the current round
-
-    def bounds(self, stats: ArmStats, rows: np.ndarray, rounds: np.ndarray) -> tuple[np.ndarray, ...]:
-        """``(High, lower, upper)`` of replicas ``rows`` at round numbers ``rounds``."""
-        means = stats.means[rows]
-        width = self.span * lucb_width(stats.counts[rows], rounds[:, None], stats.n_arms, self.delta)
-        return smallest_m(-means, self.top_m), means - width, means + width
+        self._first = FirstRound(replicas)
+        self._high = TopSet(replicas, problem.n_arms, self.top_m)  # High, carried between rounds
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        initialising, arms = first_round(stats)
-        starting = ~initialising & ~self.confident & (
-            (self.round_at < 0) | (stats.dispatched >= self.round_at + 2)
-        )
-        rows = np.flatnonzero(starting)
-        if rows.size:
-            self.rounds[rows] += 1
-            high, lower, upper = self.bounds(stats, rows, self.rounds[rows])
-            no_tiebreak = np.zeros_like(lower)  # exact ties: lower index
-            h = argbest(lower, no_tiebreak, high, largest=False)
-            l = argbest(upper, no_tiebreak, ~high, largest=True)
-            index = np.arange(rows.size)
-            done = upper[index, l] - lower[index, h] < self.problem.epsilon
-            self.freeze(rows[done], high[done])
-            self.round_at[rows] = stats.dispatched[rows]
-            self.pair[rows] = np.stack([h, l], axis=1)
-        in_round = ~initialising & (self.round_at >= 0)
-        second = (stats.dispatched > self.round_at).astype(np.int64)
-        arms = np.where(in_round, self.pair[np.arange(stats.replicas), second], arms)
+        ready, arms = self._first.split(stats)
+        started = self.round_at[ready]
+        starting = ~self.confident[ready] & ((started < 0) | (stats.dispatched[ready] >= started + 2))
+        if starting.any():
+            self.start_rounds(stats, ready[starting])
+        in_round = ready[self.round_at[ready] >= 0]
+        second = (stats.dispatched[in_round] > self.round_at[in_round]).astype(np.int64)
+        arms[in_round] = self.pair[in_round, second]
         return np.where(self.confident, STOPPED, arms)
+
+    def start_rounds(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """Start the next round of replicas ``rows`` (ascending): choose h and l, or stop."""
+        self.rounds[rows] += 1
+        k = stats.n_arms
+        every = rows.size == stats.replicas
+        means = stats.means if every else stats.means[rows]
+        counts = stats.counts if every else stats.counts[rows]
+        rounds = self.rounds[rows]
+        if (rounds == rounds[0]).all():  # replicas in lockstep: the width is a function of the count
+            most = int(stats.observed[rows].max())  # no count exceeds its replica's total
+            width = (self.span * lucb_width(np.arange(most + 1), rounds[0], k, self.delta))[counts]
+        else:
+            width = self.span * lucb_width(counts, rounds[:, None], k, self.delta)
+        upper = means + width
+        self._high.update(means, rows)  # High: exactly the m largest means
+        high = self._high.members(rows)
+        local = np.arange(rows.size) * k
+        means, width = means.reshape(-1), width.reshape(-1)
+        at = high + local  # L is needed only there and at h: width - mean is -L exactly
+        h = best_of(high, width[at] - means[at])  # exact ties: lower index
+        l = np.argmax(upper + self._high.penalty_of(rows), axis=1)
+        at = local + h
+        done = upper.reshape(-1)[local + l] - (means[at] - width[at]) < self.problem.epsilon
+        self.freeze(rows[done], set_mask(high[:, done], stats.n_arms))
+        self.round_at[rows] = stats.dispatched[rows]
+        self.pair[rows, 0], self.pair[rows, 1] = h, l
 
     def anytime_set(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
         return smallest_m(-stats.means[rows], self.top_m)

@@ -14,16 +14,24 @@ from armlab.complexity import h_epsilon
 from armlab.errors import ConfigError
 from armlab.plugins.fixed_confidence.common import (
     SET_OBJECTIVES,
+    FirstRound,
     StoppingRule,
+    TopSet,
     argbest,
     as_answer,
-    first_round,
+    best_of,
     require_top_m,
     resolve_delta,
     reward_span,
+    set_mask,
     smallest_m,
 )
-from armlab.plugins.interfaces import STOPPED, PluginParams, Policy, empirical_recommendation
+from armlab.plugins.interfaces import (
+    STOPPED,
+    PluginParams,
+    Policy,
+    empirical_recommendation,
+)
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -58,7 +66,15 @@ def select_arm(upper, lower, beta, chosen) -> np.ndarray:
 
 
 class _UGapE(Policy):
-    """Shared selection; subclasses define the widths ``beta`` (Hoeffding form)."""
+    """Shared selection; subclasses define the widths ``beta`` (Hoeffding form).
+
+    A replica's choice, ``J`` and ``B_J`` depend only on its observed rewards, so they are
+    evaluated once per new result (:meth:`current`) and kept.  The evaluation gives exactly
+    :func:`gap_indices` and :func:`select_arm` without sorting the arms: the arms holding the
+    m + 1 largest ``U`` and the set ``J`` are carried from the previous evaluation
+    (:class:`~armlab.plugins.fixed_confidence.common.TopSet`), and ``u`` and ``l`` are
+    looked up among their few arms.
+    """
 
     objectives = SET_OBJECTIVES
 
@@ -66,18 +82,76 @@ class _UGapE(Policy):
         super().reset(problem, replicas, rng)
         self.top_m = require_top_m(self.name, problem)
         self.span = reward_span(self.name, problem, self.params.b)
+        k = problem.n_arms
+        self._first = FirstRound(replicas)
+        # arms holding the m + 1 largest U, with spares: the arm pulled usually drops back
+        spares = max(4, self.top_m // 2)
+        self._top_upper = TopSet(replicas, k, self.top_m + 1, size=self.top_m + 1 + spares)
+        self._answer = TopSet(replicas, k, self.top_m)  # J: the largest -B
+        self._evaluated_at = np.full(replicas, -1, dtype=np.int64)  # observed count when evaluated
+        self._arm = np.zeros(replicas, dtype=np.int64)
+        self._b_set = np.zeros(replicas)
 
     @abstractmethod
-    def widths(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        """``beta`` of replicas ``rows``, ``(len(rows), K)``; every arm has observations."""
+    def bounds(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(beta, U, L)`` of replicas ``rows`` (ascending), each ``(len(rows), K)``; every arm
+        has observations.  Read-only: they may be views of the policy's own arrays."""
 
-    def indices(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        beta = self.widths(stats, rows)
-        return (*gap_indices(stats.means[rows], beta, self.top_m), beta)
+    def current(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """Evaluate replicas ``rows`` (ascending, every arm observed) that have new results."""
+        stale = rows[self._evaluated_at[rows] != stats.observed[rows]]
+        if stale.size:
+            self._evaluate(stats, stale)
 
-    def choose(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        upper, lower, _, chosen, _, beta = self.indices(stats, rows)
-        return select_arm(upper, lower, beta, chosen)
+    def answer_set(self, rows: np.ndarray) -> np.ndarray:
+        """``J`` of replicas ``rows`` as a boolean ``(len(rows), K)`` mask (evaluated rows)."""
+        return set_mask(self._answer.members(rows), self.problem.n_arms)
+
+    def _evaluate(self, stats: ArmStats, rows: np.ndarray) -> None:
+        beta, upper, lower = self.bounds(stats, rows)
+        n, k = upper.shape
+        local = np.arange(n) * k
+        top_u, ranked, outside_u = self._top_upper.update(upper, rows)
+        spare = ranked.shape[0] - self.top_m - 1
+        next_one, mth = ranked[spare], ranked[spare + 1]  # U_(m+1) and U_(m)
+        # -B = L - (U_(m+1) if U >= U_(m) else U_(m)); while U_(m+1) < U_(m) only arms of
+        # that top set reach U_(m), and where the two are equal both cases agree
+        top_flat = self._top_upper.members(rows) + local
+        neg_b = lower - mth[:, None]
+        neg_b.reshape(-1)[top_flat] = lower.reshape(-1)[top_flat] - np.where(top_u >= mth, next_one, mth)
+        _, worst, _ = self._answer.update(neg_b, rows)
+        self._b_set[rows] = -worst[0]
+        answer = self._answer.members(rows)
+        lo = best_of(answer, -lower.reshape(-1)[answer + local], beta.reshape(-1)[answer + local])
+        u = self._best_outside_answer(upper, beta, rows, top_u, outside_u)
+        lo_beta, u_beta = beta.reshape(-1)[local + lo], beta.reshape(-1)[local + u]
+        self._arm[rows] = np.where(lo_beta >= u_beta, lo, u)
+        self._evaluated_at[rows] = stats.observed[rows]
+
+    def _best_outside_answer(self, upper, beta, rows, top_u, outside_u) -> np.ndarray:
+        """``u = argmax_{not J} U`` (ties: larger beta, lower index).
+
+        Some arm holding one of the m + 1 largest U lies outside J, so the largest U outside J
+        is found in that top set; the ties are settled there too, unless an arm outside the
+        top set has the same U: then every arm is looked at.
+        """
+        n, k = upper.shape
+        top_ids = self._top_upper.members(rows)
+        candidates = top_u + self._answer.penalty.reshape(-1)[top_ids + rows * k]  # -inf in J
+        u = best_of(top_ids, candidates, beta.reshape(-1)[top_ids + np.arange(n) * k])
+        best = candidates.max(axis=0)
+        tied = np.flatnonzero(outside_u >= best)
+        if tied.size:
+            every = 3 * tied.size > n  # many rows: a pass over all beats gathering them
+            some = slice(None) if every else tied
+            ties = upper[some] + self._answer.penalty_of(rows if every else rows[tied]) == best[some, None]
+            # beta >= 0: beta * ties is beta on the ties and 0 elsewhere (a where is slower);
+            # where every tied beta is 0 the first tie wins
+            widest = np.argmax(beta[some] * ties, axis=1)
+            zero = ~ties.reshape(-1)[np.arange(widest.size) * k + widest]
+            widest[zero] = np.argmax(ties[zero], axis=1)
+            u[tied] = widest[tied] if every else widest
+        return u
 
 
 class UGapEbParams(PluginParams):
@@ -121,6 +195,9 @@ class UGapEb(_UGapE):
         self.a = self.params.eta * np.broadcast_to(a, (replicas,)).astype(np.float64)
         self.best_b = np.full(replicas, np.inf)
         self.best_set = np.zeros((replicas, k), dtype=bool)
+        # beta, U and L of every arm, current as of _synced_at observed results
+        self._beta, self._upper, self._lower = (np.zeros((replicas, k)) for _ in range(3))
+        self._synced_at = np.full(replicas, -1, dtype=np.int64)
 
     def _optimal_a(self, problem: Problem) -> np.ndarray:
         truth = problem.require_truth(self.name, "means (for a = 'optimal')")
@@ -133,24 +210,43 @@ class UGapEb(_UGapE):
             ) from None
         return (problem.budget - problem.n_arms) / (4.0 * h)
 
-    def widths(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        return self.span * np.sqrt(self.a[rows, None] / stats.counts[rows])
+    def bounds(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        stale = rows[self._synced_at[rows] != stats.observed[rows]]
+        if stale.size:  # results folded in without update() (hand-set statistics)
+            beta = self.span * np.sqrt(self.a[stale, None] / stats.counts[stale])
+            means = stats.means[stale]
+            self._beta[stale], self._upper[stale], self._lower[stale] = beta, means + beta, means - beta
+            self._synced_at[stale] = stats.observed[stale]
+        if rows.size == stats.replicas:
+            return self._beta, self._upper, self._lower
+        return self._beta[rows], self._upper[rows], self._lower[rows]
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        initialising, arms = first_round(stats)
-        ready = np.flatnonzero(~initialising)
+        ready, arms = self._first.split(stats)
         if ready.size:
-            arms[ready] = self.choose(stats, ready)
+            self.current(stats, ready)
+            arms[ready] = self._arm[ready]
         return arms
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        rows = rows[(stats.counts[rows] > 0).all(axis=1)]
+        # beta depends only on the arm's count: refresh the arm observed, where the bounds
+        # were current before this result
+        in_step = self._synced_at[rows] + 1 == stats.observed[rows]
+        synced = rows[in_step]
+        flat = stats.flat_index(synced, arms[in_step])
+        beta = self.span * np.sqrt(self.a[synced] / stats.counts.reshape(-1)[flat])
+        means = stats.means.reshape(-1)[flat]
+        self._beta.reshape(-1)[flat] = beta
+        self._upper.reshape(-1)[flat], self._lower.reshape(-1)[flat] = means + beta, means - beta
+        self._synced_at[synced] = stats.observed[synced]
+        rows = self._first.observed_all(stats, rows)
         if rows.size == 0:
             return
-        _, _, _, chosen, b_set, _ = self.indices(stats, rows)
-        better = b_set < self.best_b[rows]
-        self.best_b[rows[better]] = b_set[better]
-        self.best_set[rows[better]] = chosen[better]
+        self.current(stats, rows)
+        b_set = self._b_set[rows]
+        better = rows[b_set < self.best_b[rows]]
+        self.best_b[better] = self._b_set[better]
+        self.best_set[better] = self.answer_set(better)
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         answer = as_answer(self.problem, self.best_set)
@@ -192,20 +288,30 @@ class UGapEc(_UGapE, StoppingRule):
         super().reset(problem, replicas, rng)
         self.delta = resolve_delta(self.name, problem, self.params.delta)
 
-    def widths(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        k = stats.n_arms
-        log_term = np.log(4.0 * k * stats.observed[rows].astype(np.float64) ** 3 / self.delta)
-        return self.span * np.sqrt(self.params.c * log_term[:, None] / stats.counts[rows])
+    def bounds(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        every = rows.size == stats.replicas
+        counts = stats.counts if every else stats.counts[rows]
+        means = stats.means if every else stats.means[rows]
+        observed = stats.observed[rows]
+        scale = self.params.c * np.log(4.0 * stats.n_arms * observed.astype(np.float64) ** 3 / self.delta)
+        if (observed == observed[0]).all():  # replicas in lockstep: beta is a function of the count
+            # (counts never exceed the observed total, so a table up to it covers them)
+            with np.errstate(divide="ignore"):
+                beta = (self.span * np.sqrt(scale[0] / np.arange(observed[0] + 1.0)))[counts]
+        else:
+            beta = self.span * np.sqrt(scale[:, None] / counts)
+        return beta, means + beta, means - beta
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        initialising, arms = first_round(stats)
-        ready = np.flatnonzero(~initialising & ~self.confident)
+        ready, arms = self._first.split(stats)
+        ready = ready[~self.confident[ready]]
         if ready.size:
-            upper, lower, _, chosen, b_set, beta = self.indices(stats, ready)
-            done = b_set < self.problem.epsilon
-            self.freeze(ready[done], chosen[done])
-            arms[ready] = select_arm(upper, lower, beta, chosen)
+            self.current(stats, ready)
+            done = ready[self._b_set[ready] < self.problem.epsilon]
+            self.freeze(done, self.answer_set(done))
+            arms[ready] = self._arm[ready]
         return np.where(self.confident, STOPPED, arms)
 
     def anytime_set(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        return self.indices(stats, rows)[3]
+        self.current(stats, rows)
+        return self.answer_set(rows)

@@ -9,7 +9,7 @@ import numpy as np
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["ArmwiseIndex", "IndexWarmup", "argmax_random_ties", "select_by_index"]
+__all__ = ["ArmwiseIndex", "IndexWarmup", "argmax_random_ties", "random_among", "select_by_index"]
 
 
 def argmax_random_ties(
@@ -20,11 +20,22 @@ def argmax_random_ties(
     top = index[np.arange(index.shape[0]), best]
     tied_rows = np.flatnonzero((index == top[:, None]).sum(axis=1) > 1)
     if tied_rows.size:
-        sub = index[tied_rows]
-        steps = step if np.ndim(step) == 0 else np.asarray(step)[tied_rows]
-        noise = rng.uniform(steps * 2 + salt, sub.shape[1], rows=tied_rows)
-        best[tied_rows] = np.argmax(np.where(sub == top[tied_rows, None], noise, -1.0), axis=1)
+        best[tied_rows] = random_among(index[tied_rows] == top[tied_rows, None], tied_rows, rng, step, salt)
     return best
+
+
+def random_among(
+    tied: np.ndarray, rows: np.ndarray, rng: KeyedRandom, step: np.ndarray | int, salt: int = 0
+) -> np.ndarray:
+    """One of the ``True`` columns of each row of ``tied``, uniformly at random.
+
+    ``rows`` are the positions of ``tied``'s rows among the policy's replicas, ``step`` the
+    step (scalar, or per replica); the draw is keyed by (replica, step, salt), so every caller
+    breaking the same tie at the same step gets the same arm.
+    """
+    steps = step if np.ndim(step) == 0 else np.asarray(step)[rows]
+    noise = rng.uniform(steps * 2 + salt, tied.shape[1], rows=rows)
+    return np.argmax(np.where(tied, noise, -1.0), axis=1)
 
 
 def select_by_index(
@@ -61,11 +72,15 @@ class IndexWarmup:
         self.need = need
         self.done = False
 
-    def select(self, stats: ArmStats, index: np.ndarray, rng: KeyedRandom | None = None) -> np.ndarray:
-        """:func:`select_by_index`, with the masks skipped once warm."""
+    def ready(self, stats: ArmStats) -> bool:
+        """Whether every arm of every replica is warm and active: a plain argmax applies."""
         if not self.done:
             self.done = bool(stats.counts.min() >= self.need)
-        if self.done and stats.active.all():
+        return self.done and bool(stats.active.all())
+
+    def select(self, stats: ArmStats, index: np.ndarray, rng: KeyedRandom | None = None) -> np.ndarray:
+        """:func:`select_by_index`, with the masks skipped once warm."""
+        if self.ready(stats):
             return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
         return select_by_index(stats, index, self.need, rng)
 

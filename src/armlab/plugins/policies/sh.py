@@ -8,6 +8,7 @@ import numpy as np
 
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import STOPPED, Policy
+from armlab.plugins.policies._round_robin import RoundRobin
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -46,6 +47,7 @@ class SequentialHalving(Policy):
         self.stage_n = np.zeros((replicas, k), dtype=np.int64)
         self.stage_m2 = np.zeros((replicas, k))
         self.stage_mean = np.zeros((replicas, k))
+        self.round_robin = RoundRobin(replicas, k)
 
     # -- schedule ---------------------------------------------------------------------
     def _advance(self, stats: ArmStats) -> None:
@@ -57,8 +59,13 @@ class SequentialHalving(Policy):
         self._eliminate(stats, rows)
         self.stage[rows] += 1
         self.stage_start[rows] = stats.pulls[rows]
+        self.round_robin.restart(stats, rows, self.stage_start[rows])
         for arr in (self.stage_n, self.stage_m2, self.stage_mean):
             arr[rows] = 0
+        self._stage_started(stats, rows)
+
+    def _stage_started(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """Hook for subclasses: replicas ``rows`` just entered a new stage."""
 
     def _eliminate(self, stats: ArmStats, rows: np.ndarray) -> None:
         active = stats.active[rows]
@@ -75,8 +82,7 @@ class SequentialHalving(Policy):
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
         """Round robin within the stage: the active arm with the fewest stage pulls."""
-        pulls = np.where(stats.active, self.stage_pulls(stats), np.iinfo(np.int64).max)
-        return np.argmin(pulls, axis=1)
+        return self.round_robin.select(stats)
 
     def select(self, stats: ArmStats) -> np.ndarray:
         self._advance(stats)
@@ -84,13 +90,15 @@ class SequentialHalving(Policy):
         return np.where(stats.dispatched >= self.n_stages * self.stage_budget, STOPPED, arms)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        n = self.stage_n[rows, arms] + 1
-        self.stage_n[rows, arms] = n
-        mean = self.stage_mean[rows, arms]
+        flat = stats.flat_index(rows, arms)
+        stage_n, stage_mean = self.stage_n.reshape(-1), self.stage_mean.reshape(-1)
+        n = stage_n[flat] + 1
+        stage_n[flat] = n
+        mean = stage_mean[flat]
         delta = rewards - mean
         mean = mean + delta / n
-        self.stage_mean[rows, arms] = mean
-        self.stage_m2[rows, arms] += delta * (rewards - mean)
+        stage_mean[flat] = mean
+        self.stage_m2.reshape(-1)[flat] += delta * (rewards - mean)
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         """Last stage finished and drained: its stage-mean winner; else the active arm with

@@ -9,8 +9,9 @@ import numpy as np
 from pydantic import Field
 
 from armlab.plugins.policies._index import argmax_random_ties
+from armlab.plugins.policies._level_index import ConcaveLevelIndex
 from armlab.plugins.regret.base import IndexPolicy, RegretParams, decision_index, require_unit_rewards
-from armlab.plugins.regret.bounds import beta_upper_quantile, gaussian_upper_quantile
+from armlab.plugins.regret.bounds import beta_quantile_slope, beta_upper_quantile, gaussian_upper_quantile
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -43,6 +44,11 @@ class BayesUCB(IndexPolicy):
     real rewards.  Needs the horizon only when ``c > 0``.  Pending pulls: not in the
     posterior; the Beta variant may pull an arm again while its result is in flight, the
     Gaussian one first waits for each arm's first result (as every index policy).
+
+    The Beta quantile is concave in ``log(1 / tail)`` (a log-concave density), so it is kept
+    as tangent upper bounds and only the arms that can win are recomputed at each step
+    (:class:`~armlab.plugins.policies._level_index.ConcaveLevelIndex`); the arm chosen is
+    the same as when every quantile is computed.
     """
 
     name = "bayes-ucb"
@@ -54,6 +60,9 @@ class BayesUCB(IndexPolicy):
             require_unit_rewards(problem, self.name, 'set posterior = "gaussian" for unbounded rewards')
         self.log_horizon_c = np.log(problem.budget) ** self.params.c if self.params.c > 0 else 1.0
         self.sd = np.zeros((replicas, problem.n_arms))
+        self._lazy = ConcaveLevelIndex(self._quantile_at, replicas, problem.n_arms, slack=1e-8)
+        self._stats: ArmStats | None = None
+        self._tail = np.ones(replicas)
 
     def pulls_each_arm_first(self) -> bool:
         return self.params.posterior == "gaussian"
@@ -61,6 +70,8 @@ class BayesUCB(IndexPolicy):
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         super().update(stats, rows, arms, rewards)
         self.sd[rows, arms] = math.sqrt(self.params.variance) * self.inv_sqrt_n[rows, arms]
+        if self.params.posterior == "beta":
+            self._lazy.invalidate(stats, rows, arms)
 
     def tail(self, stats: ArmStats) -> np.ndarray:
         """``1 - level = 1 / (t (log T)^c)`` per replica ``(R,)``, kept below 1 so quantiles
@@ -77,7 +88,18 @@ class BayesUCB(IndexPolicy):
     def select(self, stats: ArmStats) -> np.ndarray:
         if self.params.posterior == "gaussian":
             return super().select(stats)
+        rng = self.rng if self.params.tie_break == "random" else None
+        if stats.active.all():
+            self._stats, self._tail = stats, self.tail(stats)
+            return self._lazy.select(-np.log(self._tail), rng, stats.dispatched)
         index = np.where(stats.active, self.index(stats), -np.inf)
-        if self.params.tie_break == "random":
-            return argmax_random_ties(index, self.rng, stats.dispatched)
-        return np.argmax(index, axis=1)
+        return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
+
+    def _quantile_at(self, rows: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The Beta index at flat positions, and its derivative in ``log(1 / tail)``."""
+        assert self._stats is not None
+        counts = self._stats.counts.reshape(-1)[flat]
+        successes = self._stats.means.reshape(-1)[flat] * counts
+        a, b, tail = 1.0 + successes, 1.0 + counts - successes, self._tail[rows]
+        q = beta_upper_quantile(a, b, tail)
+        return q, beta_quantile_slope(a, b, q, tail)

@@ -19,10 +19,12 @@ import numpy as np
 from scipy import special
 
 __all__ = [
+    "beta_quantile_slope",
     "beta_upper_quantile",
     "gaussian_upper_quantile",
     "kl_bernoulli",
     "klucb_bernoulli",
+    "klucb_bernoulli_slope",
     "klucb_gaussian",
     "neg_entropy",
 ]
@@ -93,6 +95,19 @@ def klucb_bernoulli(
     return np.where(delta <= 0.0, p, q)
 
 
+def klucb_bernoulli_slope(p: np.ndarray, q: np.ndarray, inv_n: np.ndarray) -> np.ndarray:
+    """Derivative of the KL-UCB index ``q`` (at ``delta = f / N``) with respect to ``f``.
+
+    From ``N d(p, q) = f`` and ``d/dq d(p, q) = (q - p) / (q (1 - q))``: ``dq/df = q (1 - q)
+    / (N (q - p))``; 0 at ``q = 1``, ``inf`` at ``q = p < 1`` (``f = 0``, vertical tangent).
+    ``q`` is concave in ``f`` (the inverse of the convex ``d(p, .)``), so the tangent bounds
+    it from above for larger ``f``.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = inv_n * q * (1.0 - q) / (q - p)
+    return np.where(q >= 1.0, 0.0, np.where(q > p, slope, np.inf))
+
+
 def _newton(p: np.ndarray, delta: np.ndarray, h: np.ndarray, upper: np.ndarray) -> np.ndarray:
     one_minus_p = 1.0 - p
     offset = h - delta
@@ -131,6 +146,18 @@ def klucb_gaussian(
 def beta_upper_quantile(a: np.ndarray, b: np.ndarray, tail: np.ndarray) -> np.ndarray:
     """The ``1 - tail`` quantile of Beta(a, b), computed from the upper tail (accurate near 1)."""
     return special.betainccinv(a, b, tail)
+
+
+def beta_quantile_slope(a: np.ndarray, b: np.ndarray, q: np.ndarray, tail: np.ndarray) -> np.ndarray:
+    """Derivative of the ``1 - tail`` quantile ``q`` of Beta(a, b) in ``log(1 / tail)``.
+
+    ``d q / d log(1/tail) = tail / pdf(q)`` (``inf`` where the density vanishes).  For
+    ``a, b >= 1`` the density is log-concave, so the quantile is concave in ``log(1/tail)``
+    and the tangent bounds it from above at larger levels.
+    """
+    log_pdf = special.xlogy(a - 1.0, q) + special.xlog1py(b - 1.0, -q) - special.betaln(a, b)
+    with np.errstate(over="ignore"):
+        return tail * np.exp(-log_pdf)
 
 
 def gaussian_upper_quantile(means: np.ndarray, sd: np.ndarray, tail: np.ndarray) -> np.ndarray:

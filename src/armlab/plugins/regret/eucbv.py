@@ -9,6 +9,7 @@ import numpy as np
 import structlog
 from pydantic import Field
 
+from armlab.plugins.policies._index import argmax_random_ties, select_by_index
 from armlab.plugins.regret.base import IndexPolicy, RegretParams
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
@@ -82,6 +83,13 @@ class EUCBV(IndexPolicy):
     observed results only, and eliminations start once ``K + 1`` results are in.
     Eliminated arms are cleared from ``stats.active`` and never pulled again.  Deviation
     from the pseudo-code: ``elim_count = "pulls"`` by default (A1, with evidence there).
+
+    Speed: an arm's index and confidence bounds change only when it is observed, eliminated,
+    or when its replica's round changes, so they are cached ``(R, K)`` and recomputed just
+    there (eliminated and unobserved arms hold -inf, so once every arm has a result the
+    selection is a plain argmax).  Per replica, an upper bound on the best lower bound and a
+    lower bound on the smallest upper bound are kept with O(1) work per result; only where
+    they cross is the exact elimination test run over the replica's arms.
     """
 
     name = "eucbv"
@@ -102,49 +110,122 @@ class EUCBV(IndexPolicy):
         self.round_end = np.full(replicas, k * int(self.schedule.n[0]), dtype=np.int64)
         self.spread = np.zeros((replicas, k))  # rho (v_i + 2) / 4, per arm
         self.unit_width = np.zeros((replicas, k))  # sqrt(spread / N_i): the width for L_m = 1
+        self._root_log = np.sqrt(self.schedule.log_term)  # sqrt(L_m), per round
+        self._log_per_pull = self.schedule.log_term / self.schedule.n  # L_m / n_m, per round
+        self._row_root = np.full(replicas, self._root_log[0])  # sqrt(L_m) of each replica's round
+        self._row_per_pull = np.full(replicas, self._log_per_pull[0])  # L_m / n_m of each replica's round
+        self._next_end = int(self.round_end[0])  # earliest N_m of a replica still in the schedule
+        # active observed arms: index, mean - width, mean + width; the others -inf, -inf, +inf
+        self._index = np.full((replicas, k), -np.inf)
+        self._lower = np.full((replicas, k), -np.inf)
+        self._upper = np.full((replicas, k), np.inf)
+        self._lower_ceiling = np.full(replicas, -np.inf)  # >= the largest lower bound of each replica
+        self._upper_floor = np.full(replicas, np.inf)  # <= the smallest upper bound of each replica
+        self._all_seen = False
 
     # -- schedule ------------------------------------------------------------------------
     def _advance(self, stats: ArmStats) -> None:
         """Close the round of every replica whose time reached ``N_m`` (while ``m <= M``)."""
-        due = (stats.dispatched >= self.round_end) & (self.round <= self.schedule.last)
-        rows = np.flatnonzero(due)
+        if stats.dispatched.max() < self._next_end:
+            return
+        scheduled = self.round <= self.schedule.last
+        rows = np.flatnonzero((stats.dispatched >= self.round_end) & scheduled)
         if rows.size:
-            self.round[rows] += 1
+            m = self.round[rows] + 1
+            self.round[rows] = m
             survivors = stats.active[rows].sum(axis=1)
-            self.round_end[rows] = stats.dispatched[rows] + survivors * self.schedule.n[self.round[rows]]
+            self.round_end[rows] = stats.dispatched[rows] + survivors * self.schedule.n[m]
+            self._row_root[rows] = self._root_log[m]
+            self._row_per_pull[rows] = self._log_per_pull[m]
+            every, flat = self._row_entries(rows)
+            live = stats.active.reshape(-1)[flat] & (stats.counts.reshape(-1)[flat] > 0)
+            self._refresh(stats, every, flat, live)
+            self._lower_ceiling[rows] = np.inf  # unknown: the next test recomputes them
+            self._upper_floor[rows] = -np.inf
+            scheduled = self.round <= self.schedule.last
+        self._next_end = int(self.round_end[scheduled].min()) if scheduled.any() else np.iinfo(np.int64).max
 
-    def widths(self, rows: np.ndarray | slice) -> np.ndarray:
-        """Elimination widths ``sqrt(rho (v + 2) L_m / (4 C))`` of ``rows`` (``C`` per ``elim_count``)."""
-        m = self.round[rows]
+    def _row_entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every arm of replicas ``rows``: their rows and flat positions, row by row."""
+        k = self.problem.n_arms
+        return np.repeat(rows, k), (rows[:, None] * k + np.arange(k)).reshape(-1)
+
+    def _bonus_and_width(self, rows: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """At flat positions of replicas ``rows``: the index bonus ``sqrt(rho (v + 2) L_m / (4 N))``
+        and the elimination width (the same, or with ``n_m`` in place of ``N`` per ``elim_count``)."""
+        bonus = self.unit_width.reshape(-1)[flat] * self._row_root[rows]
         if self.params.elim_count == "pulls":
-            return self.unit_width[rows] * np.sqrt(self.schedule.log_term[m])[:, None]
-        return np.sqrt(self.spread[rows] * (self.schedule.log_term[m] / self.schedule.n[m])[:, None])
+            return bonus, bonus
+        return bonus, np.sqrt(self.spread.reshape(-1)[flat] * self._row_per_pull[rows])
+
+    def widths(self, rows: np.ndarray) -> np.ndarray:
+        """Elimination widths ``sqrt(rho (v + 2) L_m / (4 C))`` of ``rows`` (``C`` per ``elim_count``)."""
+        return self._bonus_and_width(*self._row_entries(rows))[1].reshape(rows.size, -1)
+
+    def _refresh(
+        self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray, live: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Recompute the cached index and bounds at flat positions of replicas ``rows``
+        (``live``: the arm is active and observed); return the lower and upper bounds there."""
+        means = stats.means.reshape(-1)[flat]
+        bonus, width = self._bonus_and_width(rows, flat)
+        index = means + bonus
+        upper = index if width is bonus else means + width
+        lower = means - width
+        if not live.all():
+            index, lower = np.where(live, index, -np.inf), np.where(live, lower, -np.inf)
+            upper = np.where(live, upper, np.inf)
+        self._index.reshape(-1)[flat] = index
+        self._lower.reshape(-1)[flat] = lower
+        self._upper.reshape(-1)[flat] = upper
+        return lower, upper
 
     # -- policy --------------------------------------------------------------------------
     def index(self, stats: ArmStats) -> np.ndarray:
-        return stats.means + self.unit_width * np.sqrt(self.schedule.log_term[self.round])[:, None]
+        """The cached index ``(R, K)``: -inf for eliminated and unobserved arms (read it, do not keep it)."""
+        return self._index
 
     def select(self, stats: ArmStats) -> np.ndarray:
         self._advance(stats)
-        return super().select(stats)
+        rng = self.rng if self.params.tie_break == "random" else None
+        if not self._all_seen:
+            self._all_seen = bool(stats.counts.min() >= 1)
+            if not self._all_seen:
+                return select_by_index(stats, self._index, need=1, rng=rng)
+        # every arm has a result and some arm is active: the cache is select_by_index's masked index
+        return np.argmax(self._index, axis=1) if rng is None else argmax_random_ties(self._index, rng, stats.dispatched)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         super().update(stats, rows, arms, rewards)
-        var = np.maximum(stats.m2[rows, arms] * self.inv_n[rows, arms], 0.0)
+        flat = stats.flat_index(rows, arms)
+        var = np.maximum(stats.m2.reshape(-1)[flat] * self.inv_n.reshape(-1)[flat], 0.0)
         spread = self.params.rho * (var + 2.0) / 4.0
-        self.spread[rows, arms] = spread
-        self.unit_width[rows, arms] = np.sqrt(spread) * self.inv_sqrt_n[rows, arms]
-        self._eliminate(stats, rows[stats.observed[rows] > stats.n_arms])
+        self.spread.reshape(-1)[flat] = spread
+        self.unit_width.reshape(-1)[flat] = np.sqrt(spread) * self.inv_sqrt_n.reshape(-1)[flat]
+        lower, upper = self._refresh(stats, rows, flat, stats.active.reshape(-1)[flat])
+        ceiling = np.maximum(self._lower_ceiling[rows], lower)
+        floor = np.minimum(self._upper_floor[rows], upper)
+        self._lower_ceiling[rows] = ceiling
+        self._upper_floor[rows] = floor
+        # no elimination where every upper bound is above every lower bound
+        suspect = (floor < ceiling) & (stats.observed[rows] > stats.n_arms)
+        if suspect.any():
+            self._eliminate(stats, rows[suspect])
 
-    def _eliminate(self, stats: ArmStats, rows: np.ndarray | slice) -> None:
-        if rows.size == 0:
-            return
-        if rows.size == stats.replicas:  # every replica (rows are unique): views, not copies
-            rows = slice(None)
-        seen = stats.counts[rows] > 0
-        width = self.widths(rows)
-        means = stats.means[rows]
-        active = stats.active[rows]
-        best_lower = np.where(active & seen, means - width, -np.inf).max(axis=1)
-        upper = np.where(seen, means + width, np.inf)
-        stats.active[rows] = active & ~(upper < best_lower[:, None])
+    def _eliminate(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """The elimination test of replicas ``rows`` (unique), exact, from the cached bounds.
+
+        The arm of the best lower bound always stays (its upper bound is above it), so the
+        best lower bound is unchanged and stored exactly; the smallest upper bound is taken
+        over the survivors.
+        """
+        lower, upper = self._lower[rows], self._upper[rows]
+        best_lower = lower.max(axis=1)
+        out = upper < best_lower[:, None]
+        stats.active[rows] &= ~out
+        self._index[rows] = np.where(out, -np.inf, self._index[rows])
+        self._lower[rows] = np.where(out, -np.inf, lower)
+        upper[out] = np.inf
+        self._upper[rows] = upper
+        self._lower_ceiling[rows] = best_lower
+        self._upper_floor[rows] = upper.min(axis=1)

@@ -7,8 +7,16 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from armlab.plugins.policies._index import IndexWarmup
+from armlab.plugins.policies._level_index import ConcaveLevelIndex
 from armlab.plugins.regret.base import IndexPolicy, RegretParams, require_unit_rewards
-from armlab.plugins.regret.bounds import klucb_bernoulli, klucb_gaussian, neg_entropy
+from armlab.plugins.regret.bounds import (
+    BISECTION_TOL,
+    klucb_bernoulli,
+    klucb_bernoulli_slope,
+    klucb_gaussian,
+    neg_entropy,
+)
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -40,6 +48,11 @@ class KLUCB(IndexPolicy):
     which with variance 1 and c = 0 equals UCB1's index; it takes any real rewards.  Anytime.
     Pending pulls: as every index policy.  Deviation: Newton is the default root finder
     (it agrees with the sheet's bisection within its 1e-6 tolerance and is faster).
+
+    Once every arm has a result, the Bernoulli index is kept as tangent upper bounds in
+    ``f(n)`` (the root is concave in it) and only the arms that can win are solved at each
+    step (:class:`~armlab.plugins.policies._level_index.ConcaveLevelIndex`); the arm chosen
+    is the same as when every index is solved.
     """
 
     name = "klucb"
@@ -50,11 +63,33 @@ class KLUCB(IndexPolicy):
         if self.params.divergence == "bernoulli":
             require_unit_rewards(problem, self.name, 'set divergence = "gaussian" for unbounded rewards')
         self.entropy = np.full((replicas, problem.n_arms), neg_entropy(0.0))
+        # the root's numerical error (Newton < 1e-10, bisection < its tolerance) stays below the slack
+        slack = 1e-8 if self.params.solver == "newton" else 4 * BISECTION_TOL
+        self._lazy = ConcaveLevelIndex(self._solve_at, replicas, problem.n_arms, slack)
+        self._warmup = IndexWarmup(need=1)
+        self._stats: ArmStats | None = None
+        self._f = np.zeros(replicas)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         super().update(stats, rows, arms, rewards)
         if self.params.divergence == "bernoulli":
             self.entropy[rows, arms] = neg_entropy(stats.means[rows, arms])
+            self._lazy.invalidate(stats, rows, arms)
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        if self.params.divergence == "gaussian" or not self._warmup.ready(stats):
+            return super().select(stats)
+        self._stats, self._f = stats, self.exploration(stats)
+        rng = self.rng if self.params.tie_break == "random" else None
+        return self._lazy.select(self._f, rng, stats.dispatched)
+
+    def _solve_at(self, rows: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The Bernoulli index at flat positions, and its derivative in ``f(n)``."""
+        assert self._stats is not None
+        p = self._stats.means.reshape(-1)[flat]
+        inv_n = self.inv_n.reshape(-1)[flat]
+        q = klucb_bernoulli(p, self._f[rows] * inv_n, self.params.solver, self.entropy.reshape(-1)[flat])
+        return q, klucb_bernoulli_slope(p, q, inv_n)
 
     def exploration(self, stats: ArmStats) -> np.ndarray:
         """``f(n)`` per replica ``(R,)``."""

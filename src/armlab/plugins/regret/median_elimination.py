@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import Field
 
 from armlab.plugins.interfaces import PluginParams, Policy
+from armlab.plugins.policies._round_robin import RoundRobin
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -44,6 +45,10 @@ class MedianElimination(Policy):
     estimates (i.i.d. samples of the same arm), and the round robin continues while a
     round's last results are in flight (both only under delayed feedback).  Eliminated arms
     are cleared from ``stats.active``.
+
+    Speed: per replica the number of survivors still short of ``s_l`` round samples is
+    counted down in :meth:`update`, so a round's end costs no pass over the arms, and the
+    round robin is one subtraction and one argmin (:class:`~armlab.plugins.policies._round_robin.RoundRobin`).
     """
 
     name = "median-elimination"
@@ -55,9 +60,12 @@ class MedianElimination(Policy):
         k = problem.n_arms
         self.round_sizes = self.schedule(max(1, math.ceil(math.log2(k))))
         self.round = np.zeros(replicas, dtype=np.int64)
-        self.round_start = np.zeros((replicas, k), dtype=np.int64)  # pulls when the round began
+        self.round_robin = RoundRobin(replicas, k)  # counts the pulls since the round began
         self.round_n = np.zeros((replicas, k), dtype=np.int64)
         self.round_mean = np.zeros((replicas, k))
+        self._size = np.full(replicas, self.round_sizes[0])  # s_l of each replica's round
+        self._survivors = np.full(replicas, k)  # active arms
+        self._short = np.full(replicas, k)  # active arms with fewer than s_l round samples
 
     def schedule(self, rounds: int) -> np.ndarray:
         """Per-arm sample sizes ``s_l`` of the first ``rounds`` rounds."""
@@ -69,32 +77,35 @@ class MedianElimination(Policy):
 
     def _advance(self, stats: ArmStats) -> None:
         """Halve the survivors of every replica whose round has all its results."""
-        active = stats.active
-        size = self.round_sizes[np.minimum(self.round, self.round_sizes.size - 1)]
-        complete = ((self.round_n >= size[:, None]) | ~active).all(axis=1)
-        rows = np.flatnonzero(complete & (active.sum(axis=1) > 1))
+        rows = np.flatnonzero((self._short == 0) & (self._survivors > 1))
         if rows.size == 0:
             return
+        active = stats.active[rows]
         estimate = self.round_mean[rows] if self.params.estimates == "fresh" else stats.means[rows]
-        score = np.where(active[rows], estimate, -np.inf)
+        score = np.where(active, estimate, -np.inf)
         noise = self.rng.uniform(stats.dispatched[rows], stats.n_arms, rows=rows)
         order = np.lexsort((noise, -score), axis=1)  # largest estimate first, random among ties
         rank = np.empty_like(order)
         np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :], axis=1)
-        keep = np.ceil(active[rows].sum(axis=1) / 2)[:, None]
-        stats.active[rows] = active[rows] & (rank < keep)
+        keep = np.ceil(active.sum(axis=1) / 2)[:, None]
+        active &= rank < keep
+        stats.active[rows] = active
         self.round[rows] += 1
-        self.round_start[rows] = stats.pulls[rows]
+        self.round_robin.restart(stats, rows, stats.pulls[rows])
         self.round_n[rows] = 0
         self.round_mean[rows] = 0.0
+        self._size[rows] = self.round_sizes[np.minimum(self.round[rows], self.round_sizes.size - 1)]
+        self._survivors[rows] = self._short[rows] = active.sum(axis=1)
 
     def select(self, stats: ArmStats) -> np.ndarray:
         self._advance(stats)
-        round_pulls = np.where(stats.active, stats.pulls - self.round_start, np.iinfo(np.int64).max)
-        return np.argmin(round_pulls, axis=1)
+        return self.round_robin.select(stats)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        n = self.round_n[rows, arms] + 1
-        self.round_n[rows, arms] = n
-        mean = self.round_mean[rows, arms]
-        self.round_mean[rows, arms] = mean + (rewards - mean) / n
+        flat = stats.flat_index(rows, arms)
+        n = self.round_n.reshape(-1)[flat] + 1
+        self.round_n.reshape(-1)[flat] = n
+        mean = self.round_mean.reshape(-1)[flat]
+        self.round_mean.reshape(-1)[flat] = mean + (rewards - mean) / n
+        reached = (n == self._size[rows]) & stats.active.reshape(-1)[flat]
+        self._short[rows[reached]] -= 1

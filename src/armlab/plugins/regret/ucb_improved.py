@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from armlab.plugins.interfaces import PluginParams, Policy
+from armlab.plugins.policies._round_robin import RoundRobin
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -30,6 +31,11 @@ class UCBImproved(Policy):
     active arm has ``n_m`` *observed* pulls, and while its last results are in flight the
     round robin goes on (those extra samples are i.i.d. and simply count, a deviation that
     only exists under delayed feedback).  Eliminated arms are cleared from ``stats.active``.
+
+    Speed: one argmin per step (:class:`~armlab.plugins.policies._round_robin.RoundRobin`)
+    gives the round robin's arm and, while nothing is pending, the fewest results of an
+    active arm, which tells whether a round is complete; the elimination and the empirical
+    best are computed only for the replicas concerned.
     """
 
     name = "ucb-improved"
@@ -46,27 +52,42 @@ class UCBImproved(Policy):
         self.targets = np.ceil(2.0 * logs / gaps**2).astype(np.int64)  # n_m
         self.widths = np.sqrt(logs / (2.0 * self.targets))
         self.round = np.zeros(replicas, dtype=np.int64)
+        self.round_robin = RoundRobin(replicas, problem.n_arms)  # the active arm with the fewest pulls
 
-    def _advance(self, stats: ArmStats) -> None:
-        """Eliminate and start the next round where every active arm reached ``n_m`` results."""
+    def _advance(self, stats: ArmStats, low: np.ndarray) -> bool:
+        """Eliminate and start the next round where every active arm reached ``n_m`` results
+        (``low``: each replica's fewest results of an active arm); return whether any did."""
         if self.last < 0:  # T < e: no rounds at all
-            return
-        while True:
-            running = (self.round <= self.last) & (stats.active.sum(axis=1) > 1)
-            target = self.targets[np.minimum(self.round, self.last)][:, None]
-            complete = ((stats.counts >= target) | ~stats.active).all(axis=1)
-            rows = np.flatnonzero(running & complete)
-            if rows.size == 0:
-                return
-            width = self.widths[self.round[rows]][:, None]
+            return False
+        rows = np.flatnonzero((self.round <= self.last) & (low >= self.targets[np.minimum(self.round, self.last)]))
+        advanced = False
+        while rows.size:
             active = stats.active[rows]
+            running = active.sum(axis=1) > 1
+            rows, active = rows[running], active[running]
+            advanced |= rows.size > 0
+            width = self.widths[self.round[rows]][:, None]
             means = stats.means[rows]
             best_lower = np.where(active, means, -np.inf).max(axis=1, keepdims=True) - width
-            stats.active[rows] = active & (means + width >= best_lower)
+            active &= means + width >= best_lower
+            stats.active[rows] = active
+            self.round_robin.restart(stats, rows, 0)
             self.round[rows] += 1
+            target = self.targets[np.minimum(self.round[rows], self.last)][:, None]
+            complete = ((stats.counts[rows] >= target) | ~active).all(axis=1)
+            rows = rows[complete & (self.round[rows] <= self.last)]
+        return advanced
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        self._advance(stats)
-        fewest = np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
-        best = np.argmax(np.where(stats.active, stats.means, -np.inf), axis=1)
-        return np.where(self.round > self.last, best, fewest)
+        pulls = self.round_robin.pulls(stats)
+        fewest = np.argmin(pulls, axis=1)
+        if (stats.dispatched == stats.observed).all():  # nothing pending: the pulls are the counts
+            low = pulls[np.arange(stats.replicas), fewest]
+        else:
+            low = np.where(stats.active, stats.counts, np.iinfo(np.int64).max).min(axis=1)
+        if self._advance(stats, low):  # eliminations: count again
+            fewest = self.round_robin.select(stats)
+        done = np.flatnonzero(self.round > self.last)
+        if done.size:
+            fewest[done] = np.argmax(np.where(stats.active[done], stats.means[done], -np.inf), axis=1)
+        return fewest

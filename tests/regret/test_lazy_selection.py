@@ -1,0 +1,133 @@
+"""KL-UCB and Bayes-UCB solve only the arms that can win (tangent bounds in the exploration
+level); they must pick exactly the arm the full index picks, ties and delays included."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import pytest
+
+from armlab.plugins.policies._index import argmax_random_ties, select_by_index
+from armlab.plugins.policies._level_index import ConcaveLevelIndex
+from armlab.plugins.regret import KLUCB, BayesUCB
+from armlab.plugins.regret.bounds import (
+    beta_quantile_slope,
+    beta_upper_quantile,
+    klucb_bernoulli,
+    klucb_bernoulli_slope,
+)
+from armlab.random import KeyedRandom
+from armlab.stats import ArmStats
+
+UNIT = (0.0, 1.0)
+#: Bernoulli means with repeats, so that arms often share (pulls, successes) and tie exactly.
+MEANS = np.array([0.2, 0.5, 0.5, 0.7, 0.7, 0.1, 0.0, 1.0])
+
+
+def full_choice(policy, stats) -> np.ndarray:
+    """The arm the policy would pick from its whole index (no laziness)."""
+    rng = policy.rng if policy.params.tie_break == "random" else None
+    if isinstance(policy, KLUCB):
+        return select_by_index(stats, policy.index(stats), need=1, rng=rng)
+    index = policy.index(stats)
+    return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
+
+
+def drive(hand, policy, steps: int, delay: int, replicas: int = 48) -> int:
+    """Run ``policy`` against ``full_choice`` step by step; return the steps compared."""
+    h = hand(policy, MEANS.size, budget=steps, replicas=replicas, reward_range=UNIT)
+    coins = np.random.default_rng(3)
+    in_flight: deque = deque()
+    for _ in range(steps):
+        expected = full_choice(policy, h.stats)
+        arms = h.select()
+        np.testing.assert_array_equal(arms, expected)
+        h.stats.dispatch(h.rows, arms)
+        in_flight.append((arms, (coins.random(h.rows.size) < MEANS[arms]).astype(float)))
+        if len(in_flight) > delay:
+            done, rewards = in_flight.popleft()
+            h.stats.observe(h.rows, done, rewards)
+            policy.update(h.stats, h.rows, done, rewards)
+    return steps
+
+
+@pytest.mark.parametrize("delay", [0, 4])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        KLUCB(KLUCB.Params()),
+        KLUCB(KLUCB.Params(c=3.0, tie_break="lowest")),
+        KLUCB(KLUCB.Params(solver="bisection")),
+        BayesUCB(BayesUCB.Params()),
+        BayesUCB(BayesUCB.Params(c=1.0, tie_break="lowest")),
+    ],
+    ids=["klucb", "klucb-c3-lowest", "klucb-bisection", "bayes-ucb", "bayes-ucb-c1-lowest"],
+)
+def test_lazy_selection_equals_the_full_index(hand, policy, delay):
+    assert drive(hand, policy, steps=400, delay=delay) == 400
+
+
+def concave_family(a: np.ndarray, b: np.ndarray):
+    """Indices ``a + b sqrt(level)``: nondecreasing and concave in the level for ``b >= 0``."""
+    state = {"level": None}
+
+    def value_and_slope(rows, flat):
+        level = state["level"][rows]
+        root = np.sqrt(level)
+        with np.errstate(divide="ignore"):
+            return a.reshape(-1)[flat] + b.reshape(-1)[flat] * root, b.reshape(-1)[flat] / (2.0 * root)
+
+    return state, value_and_slope
+
+
+@pytest.mark.parametrize("random_ties", [False, True])
+def test_concave_level_index_is_the_exact_argmax_and_computes_few_entries(random_ties):
+    r, k = 64, 30
+    gen = np.random.default_rng(0)
+    a = gen.choice([0.0, 0.25, 0.5], size=(r, k))  # few distinct values: exact ties happen
+    b = gen.choice([0.1, 0.2, 0.4], size=(r, k))
+    state, value_and_slope = concave_family(a, b)
+    computed = []
+
+    def counted(rows, flat):
+        computed[-1] += flat.size
+        return value_and_slope(rows, flat)
+
+    lazy = ConcaveLevelIndex(counted, r, k, slack=1e-12)
+    rng = KeyedRandom(5, "test", replicas=np.arange(r))
+    rows = np.arange(r)
+    shape = ArmStats(r, k)  # only its flat indexing is used
+    for step in range(300):
+        level = np.log(step + 2.0) + 0.01 * (rows % 3)  # per replica, nondecreasing
+        state["level"] = level
+        full = a + b * np.sqrt(level)[:, None]
+        expected = argmax_random_ties(full, rng, step) if random_ties else np.argmax(full, axis=1)
+        computed.append(0)
+        chosen = lazy.select(level, rng if random_ties else None, step)
+        np.testing.assert_array_equal(chosen, expected)
+        # the chosen arm's statistics change (its index drops), as after a pull
+        a[rows, chosen] -= gen.choice([0.0, 0.05], size=r)
+        lazy.invalidate(shape, rows, chosen)
+    assert np.mean(computed[50:]) < 0.25 * r * k  # the point: far fewer than R x K solves
+
+
+def test_klucb_slope_is_the_derivative_in_the_level():
+    p = np.array([0.0, 0.1, 0.5, 0.9, 0.3])
+    inv_n = 1.0 / np.array([1.0, 5.0, 20.0, 3.0, 100.0])
+    f, h = 3.0, 1e-6
+    q = klucb_bernoulli(p, f * inv_n)
+    numeric = (klucb_bernoulli(p, (f + h) * inv_n) - klucb_bernoulli(p, (f - h) * inv_n)) / (2 * h)
+    np.testing.assert_allclose(klucb_bernoulli_slope(p, q, inv_n), numeric, rtol=1e-4)
+    assert klucb_bernoulli_slope(np.array([1.0]), np.array([1.0]), np.array([1.0]))[0] == 0.0
+    assert np.isinf(klucb_bernoulli_slope(np.array([0.4]), np.array([0.4]), np.array([1.0]))[0])
+
+
+def test_beta_quantile_slope_is_the_derivative_in_log_one_over_tail():
+    a = np.array([1.0, 3.0, 10.5, 1.0, 40.0])
+    b = np.array([1.0, 8.0, 2.5, 30.0, 40.0])
+    level, h = 6.0, 1e-6
+    q = beta_upper_quantile(a, b, np.exp(-level))
+    above, below = (beta_upper_quantile(a, b, np.exp(-(level + d))) for d in (h, -h))
+    numeric = (above - below) / (2 * h)
+    np.testing.assert_allclose(beta_quantile_slope(a, b, q, np.exp(-level)), numeric, rtol=1e-4)
