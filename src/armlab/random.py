@@ -123,6 +123,12 @@ class KeyedRandom:
         """Uniform draws in (0, 1) of shape ``(R, size)``."""
         return uniform_from_bits(self.bits(step, size, rows))
 
+    def uniform_at(self, step: np.ndarray | int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Entries ``[rows[i], cols[i]]`` of :meth:`uniform` (``step`` scalar or per entry),
+        without drawing the other columns: for a few entries of wide rows."""
+        keys = mix64(self._keys[rows] + _golden_multiple(np.asarray(step) + 1))
+        return uniform_from_bits(mix64(keys + _golden_multiple(np.asarray(cols) + 1)))
+
     def normal(self, step: int, size: int, rows: np.ndarray | None = None) -> np.ndarray:
         """Standard normal draws of shape ``(R, size)`` (inverse-CDF transform)."""
         return special.ndtri(self.uniform(step, size, rows))

@@ -30,6 +30,15 @@ def test_subset_of_replicas_keeps_their_numbers():
     assert np.array_equal(rows, full[[4]])
 
 
+def test_uniform_at_picks_entries_of_the_dense_draw():
+    rng = KeyedRandom(11, "policy", "x", replicas=np.arange(5) * 3 + 2)
+    rows, cols = np.array([0, 2, 2, 4, 1]), np.array([0, 7, 3, 9, 9])
+    steps = np.array([4, 4, 5, 6, 4])
+    expected = [rng.uniform(int(s), 10)[r, c] for s, r, c in zip(steps, rows, cols)]
+    assert rng.uniform_at(steps, rows, cols).tolist() == expected
+    assert rng.uniform_at(4, rows, cols).tolist() == rng.uniform(4, 10)[rows, cols].tolist()
+
+
 def test_derive_key_is_stable_and_distinguishes_strings():
     assert derive_key(1, "reward", 0) == derive_key(1, "reward", 0)
     assert derive_key("ab") != derive_key("ba")

@@ -8,7 +8,7 @@ from collections import deque
 import numpy as np
 import pytest
 
-from armlab.plugins.policies._index import argmax_random_ties, select_by_index
+from armlab.plugins.policies._index import argmax_random_ties, random_among_entries, select_by_index
 from armlab.plugins.policies._level_index import ConcaveLevelIndex
 from armlab.plugins.regret import KLUCB, BayesUCB
 from armlab.plugins.regret.bounds import (
@@ -86,7 +86,7 @@ def test_concave_level_index_is_the_exact_argmax_and_computes_few_entries(random
     r, k = 64, 30
     gen = np.random.default_rng(0)
     a = gen.choice([0.0, 0.25, 0.5], size=(r, k))  # few distinct values: exact ties happen
-    b = gen.choice([0.1, 0.2, 0.4], size=(r, k))
+    b = gen.choice([0.0, 0.1, 0.2, 0.4], size=(r, k))  # b = 0: constant, exact once computed
     state, value_and_slope = concave_family(a, b)
     computed = []
 
@@ -131,3 +131,36 @@ def test_beta_quantile_slope_is_the_derivative_in_log_one_over_tail():
     above, below = (beta_upper_quantile(a, b, np.exp(-(level + d))) for d in (h, -h))
     numeric = (above - below) / (2 * h)
     np.testing.assert_allclose(beta_quantile_slope(a, b, q, np.exp(-level)), numeric, rtol=1e-4)
+
+
+def test_constant_entries_are_computed_once():
+    r, k = 8, 6
+    a = np.tile(np.linspace(1.0, 0.5, k), (r, 1))
+    b = np.zeros((r, k))
+    b[:, -1] = 1.0  # the last arm grows with the level and eventually wins
+    state, value_and_slope = concave_family(a, b)
+    seen = []
+
+    def recorded(rows, flat):
+        seen.extend(flat.tolist())
+        return value_and_slope(rows, flat)
+
+    lazy = ConcaveLevelIndex(recorded, r, k, slack=1e-12)
+    for step in range(40):
+        state["level"] = np.full(r, (step + 1) / 10.0)
+        expected = np.argmax(a + b * np.sqrt(state["level"])[:, None], axis=1)
+        np.testing.assert_array_equal(lazy.select(state["level"]), expected)
+    constant = np.flatnonzero(b.reshape(-1) == 0.0)
+    assert np.isin(constant, seen).all()
+    assert max(seen.count(f) for f in constant) == 1  # exact at every later level: never again
+
+
+def test_random_among_entries_draws_what_the_dense_draw_picks():
+    r, k = 30, 12
+    rng = KeyedRandom(2, "ties", replicas=np.arange(r))
+    tied = np.random.default_rng(1).random((r, k)) < 0.3
+    tied[np.arange(r), np.arange(r) % k] = True  # every row has a tied entry
+    rows, cols = np.nonzero(tied)
+    steps = np.arange(r) * 7
+    dense = np.argmax(np.where(tied, rng.uniform(steps * 2 + 1, k), -1.0), axis=1)
+    np.testing.assert_array_equal(random_among_entries(rows, cols, rng, steps, salt=1), dense)

@@ -9,7 +9,14 @@ import numpy as np
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["ArmwiseIndex", "IndexWarmup", "argmax_random_ties", "random_among", "select_by_index"]
+__all__ = [
+    "ArmwiseIndex",
+    "IndexWarmup",
+    "argmax_random_ties",
+    "random_among",
+    "random_among_entries",
+    "select_by_index",
+]
 
 
 def argmax_random_ties(
@@ -29,13 +36,35 @@ def random_among(
 ) -> np.ndarray:
     """One of the ``True`` columns of each row of ``tied``, uniformly at random.
 
-    ``rows`` are the positions of ``tied``'s rows among the policy's replicas, ``step`` the
-    step (scalar, or per replica); the draw is keyed by (replica, step, salt), so every caller
-    breaking the same tie at the same step gets the same arm.
+    ``rows`` are the positions of ``tied``'s rows among the policy's replicas (strictly
+    ascending; every row of ``tied`` has a ``True``), ``step`` the step (scalar, or per
+    replica); the draw is keyed by (replica, step, salt), so every caller breaking the same tie
+    at the same step gets the same arm.
+    """
+    at, cols = np.nonzero(tied)
+    return random_among_entries(rows[at], cols, rng, step, salt)
+
+
+def random_among_entries(
+    rows: np.ndarray, cols: np.ndarray, rng: KeyedRandom, step: np.ndarray | int, salt: int = 0
+) -> np.ndarray:
+    """:func:`random_among` given the tied entries as ``(rows, cols)`` pairs sorted by row,
+    then column: one column per distinct row, in row order.
+
+    Entry ``(r, c)`` draws the uniform that column ``c`` of the dense draw ``rng.uniform(2 step +
+    salt, K)`` has in replica ``r``, computed for the tied entries only; the largest wins, the
+    lowest column on an exact tie of draws.
     """
     steps = step if np.ndim(step) == 0 else np.asarray(step)[rows]
-    noise = rng.uniform(steps * 2 + salt, tied.shape[1], rows=rows)
-    return np.argmax(np.where(tied, noise, -1.0), axis=1)
+    noise = rng.uniform_at(steps * 2 + salt, rows, cols)
+    new_row = np.ones(rows.size, dtype=bool)
+    np.not_equal(rows[1:], rows[:-1], out=new_row[1:])
+    group = np.cumsum(new_row) - 1
+    top = np.maximum.reduceat(noise, np.flatnonzero(new_row))
+    winners = np.flatnonzero(noise == top[group])
+    first = np.ones(winners.size, dtype=bool)
+    np.not_equal(group[winners[1:]], group[winners[:-1]], out=first[1:])
+    return cols[winners[first]]
 
 
 def select_by_index(

@@ -4,17 +4,21 @@ few entries per step (KL-UCB, Bayes-UCB).
 The index of arm ``i`` of a replica is ``u_i(l)``: a function of the arm's own statistics and
 of a level ``l`` shared by all arms of the replica (KL-UCB: ``f(n) = log n + c log log n``;
 Bayes-UCB: ``log(1 / tail)``).  The level never decreases, and ``u_i`` is nondecreasing and
-concave in it, so the tangent at the level ``l0`` where the entry was last computed bounds it
-from above: ``u_i(l) <= u_i(l0) + u_i'(l0) (l - l0)`` for ``l >= l0``.  Per step this costs
-one multiply-add over the ``(R, K)`` bounds, two argmax passes, and exact computations of a
-few entries per replica (the arm just observed, the best bound of the others, and whatever
-still reaches it), instead of a root or quantile for every entry.
+concave in it, so an entry last computed at level ``l0`` (its statistics unchanged since) is
+bracketed at any ``l >= l0``: from below by its value ``u_i(l0)``, from above by the tangent
+``u_i(l0) + u_i'(l0) (l - l0)``.  The arms just observed are computed first (their values
+raise the lower bounds); an entry whose upper bound is below the largest lower bound of its
+replica cannot be the argmax, and the others (usually one or two leaders, none when the arm
+just observed stays ahead) are computed next.  Per step this costs a multiply-add, a max and
+a comparison over the ``(R, K)`` bounds, one argmax, and the exact computation of a few
+entries per replica, instead of a root or quantile for every entry.
 
-The selection is the exact argmax of the exact indices, not an approximation: each row's
-largest bound is computed exactly, then every entry whose bound still reaches that value; any
-other entry's value is below its bound, below the computed value.  The bounds carry a small
-``slack`` over the stored values, larger than the numerical error of the index computation,
-so rounding cannot break this.
+The selection is the exact argmax of the exact indices, not an approximation: every entry
+that can reach the largest value is computed at the current level, so the argmax and its
+exact ties are among computed entries.  The upper bounds carry a ``slack`` over the stored
+values, larger than twice the numerical error of the index computation, so rounding cannot
+break this.  An entry whose derivative is 0 is constant from then on (concave and
+nondecreasing): its value is exact at every later level and it is not computed again.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from armlab.plugins.policies._index import random_among
+from armlab.plugins.policies._index import random_among_entries
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
@@ -31,15 +35,15 @@ __all__ = ["ConcaveLevelIndex"]
 
 #: ``(rows, flat) -> (value, slope)``: the exact index at flat positions ``flat`` of replicas
 #: ``rows`` at the current level, and its derivative with respect to the level there (``inf``
-#: where unbounded, e.g. at level 0).
+#: where unbounded, e.g. at level 0; exactly 0 only where the index no longer grows).
 ValueAndSlope = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 class ConcaveLevelIndex:
-    """Tangent upper bounds of every entry, refined on demand; see the module docstring.
+    """Lower and tangent upper bounds of every entry, refined on demand; see the module docstring.
 
-    Call :meth:`invalidate` for the arms whose statistics changed (they are computed first at
-    the next selection), and :meth:`select` with the current level per replica.  The policy
+    Call :meth:`invalidate` for the arms whose statistics changed (they are computed at the
+    next selection), and :meth:`select` with the current level per replica.  The policy
     decides when this applies (e.g. once every arm is warm and none is eliminated).
     """
 
@@ -47,25 +51,30 @@ class ConcaveLevelIndex:
         self.value_and_slope = value_and_slope
         self.slack = slack
         self.n_arms = n_arms
-        self._intercept = np.full((replicas, n_arms), np.inf)  # no value yet: unbounded
-        self._slope = np.zeros((replicas, n_arms))
-        self._bound = np.empty((replicas, n_arms))
+        size = replicas * n_arms
+        self._lower = np.full((replicas, n_arms), -np.inf)  # value when last computed
+        self._bound = np.empty((replicas, n_arms))  # upper bounds, then exact where computed
         self._reaches = np.empty((replicas, n_arms), dtype=bool)
-        self._flat_intercept = self._intercept.reshape(-1)
-        self._flat_slope = self._slope.reshape(-1)
+        self._flat_lower = self._lower.reshape(-1)
         self._flat_bound = self._bound.reshape(-1)
         self._flat_reaches = self._reaches.reshape(-1)
-        self._exact = np.zeros(replicas * n_arms, dtype=bool)  # computed at this select's level
-        self._slot = np.zeros(replicas * n_arms, dtype=np.int64)  # scratch for removing duplicates
+        self._intercept = np.full((replicas, n_arms), np.inf)  # upper bound = intercept + slope * level
+        self._slope = np.zeros((replicas, n_arms))
+        self._flat_intercept = self._intercept.reshape(-1)
+        self._flat_slope = self._slope.reshape(-1)
+        self._constant = np.zeros(size, dtype=bool)  # exact at every later level
+        self._fresh = np.zeros(size, dtype=bool)  # computed in this selection's first batch
         self._changed: list[np.ndarray] = []
-        self._computed: list[np.ndarray] = []
-        self._all_rows = np.arange(replicas)
-        self._row_starts = self._all_rows * n_arms
+        self._row_starts = np.arange(replicas) * n_arms
 
     def invalidate(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
         """Forget the entries of arms whose statistics just changed (computed at the next
         :meth:`select`, before anything is compared with them)."""
-        self._changed.append(stats.flat_index(rows, arms))
+        flat = stats.flat_index(rows, arms)
+        self._flat_intercept[flat] = np.inf
+        self._flat_lower[flat] = -np.inf
+        self._constant[flat] = False
+        self._changed.append(flat)
 
     def select(
         self, level: np.ndarray, rng: KeyedRandom | None = None, step: np.ndarray | int = 0
@@ -74,53 +83,54 @@ class ConcaveLevelIndex:
         lowest arm, or uniformly at random keyed by ``step`` when ``rng`` is given (the same
         draw as :func:`~armlab.plugins.policies._index.argmax_random_ties`)."""
         scale = level[0] if level[0] == level[-1] and (level == level[0]).all() else level[:, None]
-        np.multiply(self._slope, scale, out=self._bound)
-        np.add(self._bound, self._intercept, out=self._bound)
-        changed = np.concatenate(self._changed) if self._changed else np.empty(0, dtype=np.int64)
-        self._changed.clear()
-        self._flat_bound[changed] = -np.inf  # computed below, with the best bound of the others
-        leader = self._row_starts + np.argmax(self._bound, axis=1)
-        first = self._compute(np.concatenate((changed, leader)), level)
-        top = self._flat_bound[leader]
-        np.maximum.at(top, changed // self.n_arms, self._flat_bound[changed])
-        np.greater_equal(self._bound, top[:, None], out=self._reaches)
-        self._flat_reaches[first] = False
-        self._compute(np.flatnonzero(self._flat_reaches), level)
-        best = np.argmax(self._bound, axis=1)  # every entry that reaches ``top`` is exact now
+        bound = self._bound
+        np.multiply(self._slope, scale, out=bound)
+        np.add(bound, self._intercept, out=bound)
+        changed = self._take_changed()
+        self._compute(changed, level)
+        floor = self._lower.max(axis=1)  # some entry of the row is worth at least this
+        np.greater_equal(bound, floor[:, None], out=self._reaches)
+        reach = np.flatnonzero(self._flat_reaches)
+        self._fresh[changed] = True
+        self._compute(reach[~(self._constant[reach] | self._fresh[reach])], level)
+        self._fresh[changed] = False
+        best = np.argmax(bound, axis=1)  # every entry that reaches the top is exact now
         if rng is not None:
-            self._break_ties(best, rng, step)
-        for computed in self._computed:
-            self._exact[computed] = False
-        self._computed.clear()
+            self._break_ties(best, reach, rng, step)
         return best
 
-    def _break_ties(self, best: np.ndarray, rng: KeyedRandom, step: np.ndarray | int) -> None:
-        """Draw among exact ties; they can only be among the entries computed in this selection."""
-        computed = np.concatenate(self._computed)
-        rows = computed // self.n_arms
-        at_top = self._flat_bound[computed] == self._flat_bound[self._row_starts + best][rows]
-        tied_rows = np.flatnonzero(np.bincount(rows[at_top], minlength=best.size) > 1)
-        if tied_rows.size:
-            sub = self._bound[tied_rows]
-            tied = sub == sub[np.arange(tied_rows.size), best[tied_rows], None]
-            best[tied_rows] = random_among(tied, tied_rows, rng, step)
+    def _take_changed(self) -> np.ndarray:
+        """Positions invalidated since the last selection, each once."""
+        changed = self._changed
+        self._changed = []
+        if len(changed) == 1:
+            return changed[0]  # one batch of unique rows: unique positions
+        return np.unique(np.concatenate(changed)) if changed else np.empty(0, dtype=np.int64)
 
-    def _compute(self, flat: np.ndarray, level: np.ndarray) -> np.ndarray:
-        """Exact values at ``flat`` (those not yet computed in this selection) into its
-        bounds, their tangents for later selections; returns the positions computed."""
-        flat = flat[~self._exact[flat]]
+    def _break_ties(self, best: np.ndarray, reach: np.ndarray, rng: KeyedRandom, step: np.ndarray | int) -> None:
+        """Draw among exact ties: entries equal to the row's best, all among ``reach``."""
+        rows = reach // self.n_arms
+        tied = reach[self._flat_bound[reach] == self._flat_bound[self._row_starts + best][rows]]
+        rows = tied // self.n_arms
+        per_row = np.bincount(rows, minlength=best.size)
+        multiple = per_row[rows] > 1
+        if multiple.any():
+            tied, rows = tied[multiple], rows[multiple]
+            best[per_row > 1] = random_among_entries(rows, tied - rows * self.n_arms, rng, step)
+
+    def _compute(self, flat: np.ndarray, level: np.ndarray) -> None:
+        """Exact values at ``flat`` (unique positions) into the bounds and lower bounds, and
+        their tangents for later selections."""
         if flat.size == 0:
-            return flat
-        self._exact[flat] = True
-        self._slot[flat] = np.arange(flat.size)
-        flat = flat[self._slot[flat] == np.arange(flat.size)]  # each entry once
-        self._computed.append(flat)
+            return
         rows = flat // self.n_arms
         value, slope = self.value_and_slope(rows, flat)
         self._flat_bound[flat] = value
+        self._flat_lower[flat] = value
         with np.errstate(invalid="ignore"):
             intercept = value + self.slack - slope * level[rows]
-        unbounded = ~np.isfinite(intercept)
-        self._flat_intercept[flat] = np.where(unbounded, np.inf, intercept)
-        self._flat_slope[flat] = np.where(unbounded, 0.0, slope)
-        return flat
+        constant = slope == 0.0
+        self._constant[flat] = constant
+        finite = np.isfinite(intercept)
+        self._flat_intercept[flat] = np.where(constant, value, np.where(finite, intercept, np.inf))
+        self._flat_slope[flat] = np.where(finite, slope, 0.0)
