@@ -24,11 +24,12 @@ from armlab.stats import ArmStats
 __all__ = ["SHAdaVar", "SHVar", "forced_stage_pulls", "variance_inflation"]
 
 
-def _most_uncertain(weights: np.ndarray, pulls: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """Active arm maximising ``weights / pulls`` (``+inf`` for an unpulled arm); lowest index on ties."""
-    ratio = np.full(weights.shape, np.inf)
+def _uncertainty(weights: np.ndarray, pulls: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """``weights / pulls`` of active arms, ``+inf`` for an active arm not pulled, ``-inf`` for an
+    eliminated one: the row's argmax (lowest index on ties) is the most uncertain active arm."""
+    ratio = np.full(np.shape(weights), np.inf)
     np.divide(weights, pulls, out=ratio, where=pulls > 0)
-    return np.argmax(np.where(active, ratio, -np.inf), axis=1)
+    return np.where(active, ratio, -np.inf)
 
 
 class SHVar(SequentialHalving):
@@ -43,32 +44,27 @@ class SHVar(SequentialHalving):
     Sub-Gaussian rewards with variance proxy ``sigma_i^2`` (analysed for Gaussian noise).
 
     Pending pulls count in ``N_{s,i}``, so the allocation is the same as without delays; stage
-    means and eliminations are Sequential Halving's (observed results only).
+    means and eliminations are Sequential Halving's (observed results only).  The ratios are
+    kept between steps (see :class:`~armlab.plugins.policies.sh.SequentialHalving`).
     """
 
     name = "shvar"
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        self.variances = problem.require_truth(self.name, "variances").variances
-        # with positive variances, weight -1 for eliminated arms keeps them below every active
-        # arm in one division (a zero variance needs the masked rule: 0 / 0 would be nan)
-        self._weights = (
-            np.broadcast_to(self.variances, (replicas, problem.n_arms)).astype(np.float64)
-            if (np.asarray(self.variances) > 0).all() else None
-        )
-        self._ratio = np.empty((replicas, problem.n_arms))
+        variances = problem.require_truth(self.name, "variances").variances
+        shape = (replicas, problem.n_arms)
+        self.variances = np.ascontiguousarray(np.broadcast_to(variances, shape), dtype=np.float64)  # read flat
+        self._ratio = np.empty(shape)
 
-    def _stage_started(self, stats: ArmStats, rows: np.ndarray) -> None:
-        if self._weights is not None:
-            variances = np.broadcast_to(self.variances, self._weights.shape)
-            self._weights[rows] = np.where(stats.active[rows], variances[rows], -1.0)
+    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> None:
+        super()._refresh(stats, rows, flat)
+        pulls = self.round_robin.kept.reshape(-1)[flat]
+        self._ratio.reshape(-1)[flat] = _uncertainty(
+            self.variances.reshape(-1)[flat], pulls, stats.active.reshape(-1)[flat]
+        )
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
-        if self._weights is None:
-            return _most_uncertain(self.variances, self.stage_pulls(stats), stats.active)
-        with np.errstate(divide="ignore"):  # an arm not pulled in the stage: +inf, first
-            np.divide(self._weights, self.round_robin.pulls(stats), out=self._ratio)
         return np.argmax(self._ratio, axis=1)
 
 
@@ -123,27 +119,63 @@ class SHAdaVar(SequentialHalving):
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
         self.forced_pulls = forced_stage_pulls(self.params.delta)
+        shape = (replicas, problem.n_arms)
+        self._past_forced = np.zeros(replicas, dtype=np.int64)  # stage pulls - |A_s| L: < 0 forced
+        # U / N of the active arms (SHVar's rule with U) and the active arms whose bound is
+        # invalid; not kept while every replica is in its forced round robin, which reads neither
+        self._ratio = np.empty(shape)
+        self._unsure = np.zeros(shape, dtype=bool)
+        self._ratios_kept = False
+        self._inflation = variance_inflation(np.arange(4 * self.forced_pulls), self.params.delta)
 
     def variance_bounds(self) -> np.ndarray:
         """``U_{s,i}`` ``(R, K)`` from the current stage's observations (``+inf`` if invalid)."""
-        sample_variance = np.zeros_like(self.stage_m2)
-        np.divide(self.stage_m2, self.stage_n - 1, out=sample_variance, where=self.stage_n > 1)
-        factor = variance_inflation(self.stage_n, self.params.delta)
+        return self._bounds(self.stage_n, self.stage_m2)
+
+    def _bounds(self, stage_n: np.ndarray, stage_m2: np.ndarray) -> np.ndarray:
+        """:meth:`variance_bounds` from the stage counts and ``M2`` of some arms."""
+        if stage_n.size and stage_n.max() >= self._inflation.size:  # factors by count, grown on demand
+            self._inflation = variance_inflation(np.arange(2 * stage_n.max() + 1), self.params.delta)
+        factor = self._inflation[stage_n]
+        valid = np.isfinite(factor)  # implies N > 1
         bounds = np.full(factor.shape, np.inf)
-        np.multiply(sample_variance, factor, out=bounds, where=np.isfinite(factor))
+        np.divide(stage_m2, stage_n - 1, out=bounds, where=valid)  # the unbiased sample variance
+        np.multiply(bounds, factor, out=bounds, where=valid)
         return bounds
 
+    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> None:
+        kept = self.round_robin.kept.reshape(-1)
+        before = None if rows is None else kept[flat]
+        super()._refresh(stats, rows, flat)
+        if rows is None:
+            self._past_forced[:] = np.where(stats.active, self.round_robin.kept - self.forced_pulls, 0).sum(axis=1)
+            self._ratios_kept = False  # recomputed when first read
+            return
+        pulls, active = kept[flat], stats.active.reshape(-1)[flat]
+        self._past_forced[rows] += np.where(active, pulls - before, 0)  # rows are unique
+        if self._ratios_kept:
+            self._refresh_ratios(stats, flat)
+
+    def _refresh_ratios(self, stats: ArmStats, flat: np.ndarray | slice) -> None:
+        """Recompute :attr:`_ratio` and :attr:`_unsure` at flat positions ``flat``."""
+        active = stats.active.reshape(-1)[flat]
+        bounds = self._bounds(self.stage_n.reshape(-1)[flat], self.stage_m2.reshape(-1)[flat])
+        self._ratio.reshape(-1)[flat] = _uncertainty(bounds, self.round_robin.kept.reshape(-1)[flat], active)
+        self._unsure.reshape(-1)[flat] = active & np.isinf(bounds)
+
     def base_rule(self, stats: ArmStats) -> np.ndarray:
-        pulls = self.round_robin.pulls(stats)  # stage pulls; eliminated arms masked below
-        round_robin = np.argmin(pulls, axis=1)
-        active = stats.active
-        stage_dispatched = np.where(active, pulls, 0).sum(axis=1)
-        forced = stage_dispatched < active.sum(axis=1) * self.forced_pulls
+        pulls = self.round_robin.kept  # stage pulls; eliminated arms have more than 2**61
+        forced = self._past_forced < 0
         if forced.all():
-            return round_robin
-        bounds = self.variance_bounds()
-        unsure = active & np.isinf(bounds)
-        greedy = _most_uncertain(bounds, pulls, active)
-        first_unsure = np.argmin(np.where(unsure, pulls, np.iinfo(np.int64).max), axis=1)
-        chosen = np.where(unsure.any(axis=1), first_unsure, greedy)
-        return np.where(forced, round_robin, chosen)
+            return np.argmin(pulls, axis=1)
+        if not self._ratios_kept:
+            self._refresh_ratios(stats, slice(None))
+            self._ratios_kept = True
+        arms = np.argmax(self._ratio, axis=1)
+        if self._unsure.any():  # some bound still invalid: the one with the fewest pulls first
+            rows = np.flatnonzero(self._unsure.any(axis=1))
+            arms[rows] = np.argmin(np.where(self._unsure[rows], pulls[rows], np.iinfo(np.int64).max), axis=1)
+        if forced.any():
+            rows = np.flatnonzero(forced)
+            arms[rows] = np.argmin(pulls[rows], axis=1)
+        return arms

@@ -20,11 +20,15 @@ class RoundRobin:
     Eliminated arms are folded into the starts (:meth:`restart` reads ``stats.active``), so
     no mask is applied per step; call :meth:`restart` whenever arms of a replica are
     eliminated or its counting restarts.
+
+    The pulls since the start live in :attr:`kept`: :meth:`pulls` recomputes all of them,
+    :meth:`refresh` only some, for an owner that keeps them current between steps
+    (:class:`~armlab.plugins.policies.sh.SequentialHalving`).
     """
 
     def __init__(self, replicas: int, n_arms: int) -> None:
         self._start = np.zeros((replicas, n_arms), dtype=np.int64)
-        self._pulls = np.empty((replicas, n_arms), dtype=np.int64)
+        self.kept = np.zeros((replicas, n_arms), dtype=np.int64)
 
     def restart(self, stats: ArmStats, rows: np.ndarray, start: np.ndarray | int) -> None:
         """Count the active arms of ``rows`` from ``start`` (pulls, per arm or one for all)."""
@@ -33,13 +37,18 @@ class RoundRobin:
     def pulls(self, stats: ArmStats) -> np.ndarray:
         """Pulls since the start of the active arms; eliminated arms get more than 2**61.
 
-        A buffer overwritten at the next call.  Without results in flight (every trial
-        dispatched was observed) the pulls are the counts, which saves a pass.
+        Recomputed into :attr:`kept` (returned; overwritten later).  Without results in
+        flight (every trial dispatched was observed) the pulls are the counts, which saves a
+        pass.
         """
         if (stats.dispatched == stats.observed).all():
-            return np.subtract(stats.counts, self._start, out=self._pulls)
-        np.add(stats.counts, stats.pending, out=self._pulls)
-        return np.subtract(self._pulls, self._start, out=self._pulls)
+            return np.subtract(stats.counts, self._start, out=self.kept)
+        self.refresh(stats, slice(None))
+        return self.kept
+
+    def refresh(self, stats: ArmStats, flat: np.ndarray | slice) -> None:
+        """Recompute the kept pulls at flat positions ``flat`` (:meth:`ArmStats.flat_index`)."""
+        self.kept.reshape(-1)[flat] = stats.pulls_at(flat) - self._start.reshape(-1)[flat]
 
     def select(self, stats: ArmStats) -> np.ndarray:
         """Each replica's next arm ``(R,)``."""

@@ -26,6 +26,11 @@ class SequentialHalving(Policy):
     that arrives after its stage ended is folded into the arm's current-stage statistics
     (another i.i.d. sample of the same arm).  The final elimination waits for all results.
     Subclasses (SHVar, SHAdaVar) override :meth:`base_rule`.
+
+    Speed: the per-arm values a base rule reads (here the stage pulls) are *kept* between
+    steps: :meth:`_refresh` recomputes them all, or only the arms whose results just came
+    in, so a step without results in flight costs one argmin or argmax over ``(R, K)``
+    (:meth:`select` says when the kept values are current).
     """
 
     name = "sh"
@@ -48,6 +53,8 @@ class SequentialHalving(Policy):
         self.stage_m2 = np.zeros((replicas, k))
         self.stage_mean = np.zeros((replicas, k))
         self.round_robin = RoundRobin(replicas, k)
+        self._kept = False  # kept values current but for results since (see select)
+        self._updated = False  # results folded in since the last select
 
     # -- schedule ---------------------------------------------------------------------
     def _advance(self, stats: ArmStats) -> None:
@@ -62,10 +69,7 @@ class SequentialHalving(Policy):
         self.round_robin.restart(stats, rows, self.stage_start[rows])
         for arr in (self.stage_n, self.stage_m2, self.stage_mean):
             arr[rows] = 0
-        self._stage_started(stats, rows)
-
-    def _stage_started(self, stats: ArmStats, rows: np.ndarray) -> None:
-        """Hook for subclasses: replicas ``rows`` just entered a new stage."""
+        self._kept = False  # a stage change moves every arm's values
 
     def _eliminate(self, stats: ArmStats, rows: np.ndarray) -> None:
         active = stats.active[rows]
@@ -76,16 +80,37 @@ class SequentialHalving(Policy):
         np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :], axis=1)
         stats.active[rows] = active & (rank < keep[:, None])
 
-    def stage_pulls(self, stats: ArmStats) -> np.ndarray:
-        """Pulls (observed + pending) of each arm in the current stage, ``(R, K)``."""
-        return stats.pulls - self.stage_start
+    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> None:
+        """Recompute the kept per-arm values from the current statistics: of every arm
+        (``rows`` None, ``flat`` ``slice(None)``), or of one arm of each of the replicas
+        ``rows`` at flat positions ``flat`` (:meth:`ArmStats.flat_index`).  Subclasses that
+        keep more values extend it."""
+        self.round_robin.refresh(stats, flat)
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
-        """Round robin within the stage: the active arm with the fewest stage pulls."""
-        return self.round_robin.select(stats)
+        """Round robin within the stage: the active arm with the fewest stage pulls.
+
+        Reads the kept values (current when :meth:`select` calls it)."""
+        return np.argmin(self.round_robin.kept, axis=1)
 
     def select(self, stats: ArmStats) -> np.ndarray:
+        """Advance the stages, bring the kept values up to date, apply :meth:`base_rule`.
+
+        The kept values are recomputed whole unless they are known to be current.  After a
+        recomputation, :meth:`update` recomputes the arm of every result folded in.  An arm's
+        values change when it is dispatched, observed or released, or when its stage changes
+        (which clears ``_kept``).  If every replica has ``dispatched == observed`` no trial
+        was ever released and none is in flight, so every dispatch since the recomputation
+        has been observed since, and the last change of each arm was an observation, after
+        which :meth:`update` recomputed it: the kept values equal a recomputation.  A select
+        with no result since the previous one also recomputes (nothing is lost, and state
+        set by hand in between is read).
+        """
         self._advance(stats)
+        if not (self._kept and self._updated and (stats.dispatched == stats.observed).all()):
+            self._refresh(stats, None, slice(None))
+            self._kept = True
+        self._updated = False
         arms = self.base_rule(stats)
         return np.where(stats.dispatched >= self.n_stages * self.stage_budget, STOPPED, arms)
 
@@ -99,6 +124,9 @@ class SequentialHalving(Policy):
         mean = mean + delta / n
         stage_mean[flat] = mean
         self.stage_m2.reshape(-1)[flat] += delta * (rewards - mean)
+        if self._kept:
+            self._refresh(stats, rows, flat)
+        self._updated = True
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         """Last stage finished and drained: its stage-mean winner; else the active arm with
