@@ -14,6 +14,7 @@ from armlab.complexity import (
     h_epsilon,
     h_sigma2,
     midpoint_gaps,
+    mth_largest,
     tbp_gaps,
     top_m_gaps,
     variance_complexity,
@@ -167,3 +168,20 @@ def test_epsilon_removes_the_zero_gap_problem():
 def test_top_m_needs_m_between_1_and_k_minus_1(m):
     with pytest.raises(ValueError, match="1 <= m < K"):
         top_m_gaps([0.1, 0.2, 0.3, 0.4], m)
+
+
+@pytest.mark.parametrize("m", [1, 2, 6])
+def test_mth_largest_are_the_order_statistics(m):
+    rng = np.random.default_rng(m)
+    values = np.round(rng.normal(size=(300, 7)), 1)  # rounding makes ties, also at the boundary
+    mth, next_one = mth_largest(values, m)
+    descending = -np.sort(-values, axis=1)
+    np.testing.assert_array_equal(mth[:, 0], descending[:, m - 1])
+    np.testing.assert_array_equal(next_one[:, 0], descending[:, m])
+    assert mth.shape == next_one.shape == (300, 1)
+
+
+@pytest.mark.parametrize("m", [0, 7])
+def test_mth_largest_needs_m_between_1_and_k_minus_1(m):
+    with pytest.raises(ValueError, match="1 <= m < K = 7"):
+        mth_largest(np.zeros((2, 7)), m)

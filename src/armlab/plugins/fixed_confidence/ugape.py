@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
-from armlab.complexity import h_epsilon
+from armlab.complexity import h_epsilon, mth_largest
 from armlab.errors import ConfigError
 from armlab.plugins.fixed_confidence.common import (
     SET_OBJECTIVES,
@@ -47,8 +47,7 @@ def gap_indices(means: np.ndarray, beta: np.ndarray, m: int) -> tuple[np.ndarray
     lower index); ``B_J = max_{k in J} B_k``.
     """
     upper, lower = means + beta, means - beta
-    top = -np.partition(-upper, (m - 1, m), axis=1)
-    mth, next_one = top[:, m - 1 : m], top[:, m : m + 1]
+    mth, next_one = mth_largest(upper, m)
     # removing an arm at or above the m-th largest U promotes the (m+1)-th (ties included)
     b_index = np.where(upper >= mth, next_one, mth) - lower
     chosen = smallest_m(b_index, m)

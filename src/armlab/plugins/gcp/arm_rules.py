@@ -62,26 +62,56 @@ class Seed003Rule(Policy):
                 f"for each of {problem.n_arms} arms uses {warmup} trials, the whole budget "
                 f"{problem.budget}; lower warmup_per_arm or raise [problem] budget"
             )
+        self._warmed_up = False  # every arm of every replica has warmup_per_arm observations
+        self._posterior: tuple[np.ndarray, np.ndarray] | None = None  # kept (means, trials)
+        self._posterior_observed = np.zeros(replicas, dtype=np.int64)  # what it was built from
 
     @staticmethod
-    def outcomes(stats: ArmStats) -> tuple[np.ndarray, np.ndarray]:
-        """Successes (sums of rewards) and failures ``(R, K)``."""
-        counts = stats.counts.astype(np.float64)
-        successes = counts * stats.means
+    def outcomes(stats: ArmStats, flat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Successes (sums of rewards) and failures ``(R, K)``, or of the arms at flat positions
+        ``flat`` (:meth:`ArmStats.flat_index`)."""
+        counts, means = (stats.counts, stats.means) if flat is None else (
+            stats.counts.reshape(-1)[flat], stats.means.reshape(-1)[flat])
+        counts = counts.astype(np.float64)
+        successes = counts * means
         return successes, counts - successes
 
     def posterior(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and real trial counts ``(R, K)`` (Beta(1, 1) prior)."""
-        return beta_posterior(*self.outcomes(stats))
+        """Posterior means and real trial counts ``(R, K)`` (Beta(1, 1) prior); read only.
+
+        Kept between steps: :meth:`update` recomputes the arms that got results, and the whole
+        posterior is recomputed when the replicas' observation counts are not the ones it was
+        built from (statistics changed outside the engine).
+        """
+        if self._posterior is None or not np.array_equal(self._posterior_observed, stats.observed):
+            self._posterior = beta_posterior(*self.outcomes(stats))
+            self._posterior_observed = stats.observed.copy()
+        return self._posterior
+
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        if self._posterior is not None:
+            if (self._posterior_observed[rows] + 1 == stats.observed[rows]).all():  # one result each
+                flat = stats.flat_index(rows, arms)
+                means, trials = beta_posterior(*self.outcomes(stats, flat))
+                self._posterior[0].reshape(-1)[flat] = means
+                self._posterior[1].reshape(-1)[flat] = trials
+                self._posterior_observed[rows] += 1
+            else:
+                self._posterior = None
+        super().update(stats, rows, arms, rewards)
 
     @abstractmethod
     def choose(self, stats: ArmStats) -> np.ndarray:
         """The rule's arms ``(R,)`` (only used for replicas past their warm-up)."""
 
     def select(self, stats: ArmStats) -> np.ndarray:
+        if self._warmed_up:
+            return self.choose(stats)
         pulls = stats.pulls
         round_robin = np.argmin(pulls, axis=1)
         ready = pulls.min(axis=1) >= self.params.warmup_per_arm
+        # observations never go away, so from here on every replica stays ready
+        self._warmed_up = bool(stats.counts.min() >= self.params.warmup_per_arm)
         if not ready.any():
             return round_robin
         return np.where(ready, self.choose(stats), round_robin)

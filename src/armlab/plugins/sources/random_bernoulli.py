@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from armlab.complexity import mth_largest
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import PluginParams, RewardSource
 from armlab.problem import Truth
@@ -77,8 +78,8 @@ class RandomBernoulli(RewardSource):
         todo = np.arange(rng.replicas.size)
         for attempt in range(MAX_ATTEMPTS):
             u = rng.uniform(attempt, k, rows=todo)
-            top = -np.partition(-u, (m - 1, m), axis=1)
-            gap = scale * (top[:, m - 1] - top[:, m])
+            mth, next_one = mth_largest(u, m)
+            gap = scale * (mth[:, 0] - next_one[:, 0])
             ok = (gap >= p.gap_min) & (gap <= p.gap_max)
             means[todo[ok]] = p.low + span * -np.sort(-u[ok], axis=1)
             todo = todo[~ok]
