@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from armlab.complexity import midpoint_gaps
+from armlab.complexity import midpoint_gaps, top_m_gaps
 from armlab.config import FeedbackConfig
 from armlab.orchestrator.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.fixed_budget.gape import AGapEV, GapE, GapEV
 from armlab.plugins.fixed_budget.gape_index import empirical_gaps
+from armlab.plugins.gcp.agapev_topm import AGapEVTopM
 from armlab.plugins.sources.simulated import Bernoulli
 from armlab.problem import Objective, Problem
 
@@ -35,6 +36,8 @@ def simulation(cls, params, top_m, feedback):
     (GapEV, {"a": 0.5, "b": 1.0}),
     (AGapEV, {}),
     (AGapEV, {"gaps": "gape"}),
+    (AGapEVTopM, {}),  # prior pseudo-observations; the width ignores pending pulls
+    (AGapEVTopM, {"gaps": "gape", "warmup_per_arm": 2}),
 ])
 def test_kept_index_equals_the_recomputed_index(cls, params, top_m, feedback):
     sim = simulation(cls, params, top_m, feedback)
@@ -49,7 +52,9 @@ def test_kept_index_equals_the_recomputed_index(cls, params, top_m, feedback):
             assert np.array_equal(policy.current_index(stats), policy.index(stats))
 
 
-def test_best_arm_midpoint_gaps_equal_the_complexity_module():
+@pytest.mark.parametrize("top_m", [1, 3])
+def test_gaps_equal_the_complexity_module(top_m):
     rng = np.random.default_rng(5)
     means = np.round(rng.normal(size=(200, 7)), 1)  # rounding makes ties, also at the top
-    np.testing.assert_array_equal(empirical_gaps(means, 1, "midpoint"), midpoint_gaps(means, 1))
+    np.testing.assert_array_equal(empirical_gaps(means, top_m, "midpoint"), midpoint_gaps(means, top_m))
+    np.testing.assert_array_equal(empirical_gaps(means, top_m, "gape"), top_m_gaps(means, top_m))

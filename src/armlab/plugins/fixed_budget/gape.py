@@ -9,7 +9,8 @@ the policies.  Definitions: ALGORITHMS-pure-exploration.md 3.7-3.9, Part C #11-#
 Extension points (seed 003's ``agapev-topm`` subclasses :class:`AGapEV`):
 
 * :meth:`AGapEV.sample_statistics` -- the ``(counts, means, variances)`` the index is built
-  from (override to add prior pseudo-observations);
+  from, of every arm or of single arms (override to add prior pseudo-observations), and
+  ``pending_in_width`` (whether the width's ``T`` counts pending pulls);
 * :meth:`AGapEV.gaps` -- the gap definition (parameter ``gaps``: midpoint or GapE-style);
 * class attributes ``init_pulls`` (``r`` in ``a = theta (n - rK) / H``; the budget must
   exceed ``rK``) and ``warmup_observations`` (observations per arm before the index is used:
@@ -17,7 +18,7 @@ Extension points (seed 003's ``agapev-topm`` subclasses :class:`AGapEV`):
 * :meth:`GapIndexPolicy.index` -- the whole ``(R, K)`` index.
 
 Speed: the widths depend only on each arm's own statistics, and a result moves the gaps of
-all arms only when it moves the best or second-best mean, so the policies keep their per-arm
+all arms only when it moves the m-th or (m+1)-th largest mean, so the policies keep their per-arm
 arrays between steps (:class:`~armlab.plugins.fixed_budget.gape_index.KeptIndex`) and a
 step costs little more than one argmax over the arms.  :meth:`GapIndexPolicy.index` still
 recomputes everything.
@@ -178,7 +179,7 @@ class GapE(GapIndexPolicy):
             numerator=p.theta * (problem.budget - self.init_pulls * k),
             formula=f"a = theta (n - {self.init_pulls if self.init_pulls > 1 else ''}K) / H",
         )
-        self._kept = KeptIndex(self.width, replicas, "gape" if self.top_m == 1 else None, _width_minus_gap)
+        self._kept = KeptIndex(self.width, replicas, "gape", _width_minus_gap, self.top_m)
 
     def _scaled_complexity(self, truth: Truth) -> np.ndarray:
         scale = seed004_complexity_scale(self.params.rate, self.problem.n_arms) if self.params.rescale else 1.0
@@ -200,8 +201,7 @@ class GapE(GapIndexPolicy):
         return (gape_width(np.maximum(stats.pulls_at(flat), 1), self.a[rows], self.b[rows]),)
 
     def current_index(self, stats: ArmStats) -> np.ndarray:
-        terms, _, index = self._kept.current(stats)
-        return index if self.top_m == 1 else terms[0] - empirical_gaps(stats.means, self.top_m)
+        return self._kept.current(stats)[2]
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         self._kept.observed(stats, rows, arms)
@@ -288,62 +288,66 @@ class AGapEV(GapIndexPolicy):
     Params = AGapEVParams
     init_pulls = 2
     warmup_observations = 2
+    #: Whether the width's ``T`` counts pending pulls (observed + pending) or observations only.
+    pending_in_width: ClassVar[bool] = True
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        # per-arm terms can be kept between steps only for the observed statistics, and gaps
-        # only for the built-in best-arm gaps; a subclass with statistics of its own (e.g. prior
-        # pseudo-observations) recomputes everything at each step
-        cls = type(self)
-        kept_gaps = self.top_m == 1 and cls.gaps is AGapEV.gaps
-        self._kept = None
+        self._kept: KeptIndex | None = None  # built at first use: a subclass may set top_m after reset
         self._buffers = np.empty((2, replicas, problem.n_arms))
-        if cls.sample_statistics is AGapEV.sample_statistics:
-            style = self.params.gaps if kept_gaps else None
-            self._kept = KeptIndex(self.arm_terms, replicas, style, self._complexity_terms)
 
-    def sample_statistics(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Observation counts, means and unbiased variances ``(R, K)`` the index uses; counts
-        are floored at 2 so the estimator stays finite for arms still in warm-up."""
-        return np.maximum(stats.counts, 2).astype(np.float64), stats.means, stats.variances(ddof=1)
+    def sample_statistics(self, stats: ArmStats, at: At = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Observation counts, means and unbiased variances the index uses, ``(R, K)`` or at
+        ``at`` (see :data:`~armlab.plugins.fixed_budget.gape_index.At`); counts are floored at
+        2 so the estimator stays finite for arms still in warm-up.  Per arm: each arm's values
+        depend only on its own statistics (so that they can be kept between steps)."""
+        if at is None:
+            return np.maximum(stats.counts, 2).astype(np.float64), stats.means, stats.variances(ddof=1)
+        flat = at[1]
+        counts = np.maximum(stats.counts.reshape(-1)[flat], 2).astype(np.float64)
+        return counts, stats.means.reshape(-1)[flat], _variances_at(stats, flat)
 
     def gaps(self, means: np.ndarray) -> np.ndarray:
         """Empirical gaps ``(R, K)`` of ``means`` (see the ``gaps`` parameter)."""
         return empirical_gaps(means, self.top_m, self.params.gaps)
 
+    def _width_pulls(self, stats: ArmStats, counts: np.ndarray, at: At = None) -> np.ndarray:
+        """The width's ``T`` for :meth:`sample_statistics`' ``counts`` at ``at``."""
+        if not self.pending_in_width:
+            return counts
+        return counts + (stats.pending if at is None else stats.pending.reshape(-1)[at[1]])
+
     def index(self, stats: ArmStats) -> np.ndarray:
         counts, means, variances = self.sample_statistics(stats)
-        pulls = counts + stats.pending
-        return agapev_index(self.gaps(means), variances, counts, pulls, self.problem.budget,
-                            self.params.b, self.params.theta)
+        return agapev_index(self.gaps(means), variances, counts, self._width_pulls(stats, counts),
+                            self.problem.budget, self.params.b, self.params.theta)
 
     def arm_terms(self, stats: ArmStats, at: At) -> tuple[np.ndarray, ...]:
         """What the index needs of each arm beyond its gap (per-arm terms for :class:`KeptIndex`):
-        the variance, the pulls ``T``, ``3 (T - 1)``, and the complexity's optimism ``sqrt(1/(2T))``,
-        ``v-`` and ``v-`` squared (:func:`~armlab.plugins.fixed_budget.gape_index.agapev_arm_terms`)."""
-        if at is None:
-            counts, _, variances = self.sample_statistics(stats)
-            pulls = counts + stats.pending
-        else:
-            flat = at[1]
-            counts = np.maximum(stats.counts.reshape(-1)[flat], 2).astype(np.float64)
-            variances = _variances_at(stats, flat)
-            pulls = counts + stats.pending.reshape(-1)[flat]
+        the complexity's optimism ``sqrt(1/(2T))``, ``v-`` and ``v-`` squared
+        (:func:`~armlab.plugins.fixed_budget.gape_index.agapev_arm_terms`), the variance, the
+        pulls ``T``, ``3 (T - 1)``, and last the mean the gap is of."""
+        counts, means, variances = self.sample_statistics(stats, at)
+        pulls = self._width_pulls(stats, counts, at)
         optimism, low_variance = agapev_arm_terms(variances, counts)
-        return variances, pulls, 3.0 * (pulls - 1.0), optimism, low_variance, low_variance**2
+        return optimism, low_variance, low_variance**2, variances, pulls, 3.0 * (pulls - 1.0), means
 
     def _complexity_terms(self, terms: Sequence[np.ndarray], gaps: np.ndarray) -> np.ndarray:
         """The per-arm terms of ``H-hat`` from :meth:`arm_terms` and the gaps."""
-        return agapev_terms_from(gaps, *terms[3:], self.params.b)
+        return agapev_terms_from(gaps, *terms[:3], self.params.b)
 
     def current_index(self, stats: ArmStats) -> np.ndarray:
         if self._kept is None:
-            return self.index(stats)
+            # gaps are kept only for the built-in gap definitions; they are of the last of
+            # arm_terms, and H-hat's terms read its first three
+            style = self.params.gaps if type(self).gaps is AGapEV.gaps else None
+            self._kept = KeptIndex(self.arm_terms, stats.counts.shape[0], style, self._complexity_terms,
+                                   self.top_m, means=-1, derive_reads=3, pending=self.pending_in_width)
         terms, gaps, complexity_terms = self._kept.current(stats)
         if not gaps.size:
-            gaps = self.gaps(stats.means)
+            gaps = self.gaps(terms[-1])
             complexity_terms = self._complexity_terms(terms, gaps)
-        variances, pulls, bernstein = terms[:3]
+        variances, pulls, bernstein = terms[3:6]
         a = self.params.theta * (self.problem.budget - 2 * gaps.shape[-1]) / complexity_terms.sum(axis=-1)
         a = a[:, None]
         # gapev_index(gaps, variances, pulls, a, b) with 3 (T - 1) kept, in two buffers

@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from armlab.complexity import midpoint_gaps, top_m_gaps
+from armlab.complexity import mth_largest
 from armlab.stats import ArmStats
 
 __all__ = [
@@ -65,39 +65,33 @@ At = tuple[np.ndarray, np.ndarray] | None
 
 def empirical_gaps(means: np.ndarray, top_m: int = 1, style: GapStyle = "gape") -> np.ndarray:
     """Gaps of the empirical ``means`` for identifying the ``top_m`` best arms."""
-    if top_m == 1 and means.ndim == 2:
-        return _best_arm_gaps(means, *_top_two(means), style)
-    if style == "midpoint":
-        return midpoint_gaps(means, top_m)
-    return top_m_gaps(means, top_m)
+    return _gaps_to_boundary(means, *_boundary(means, top_m), style)
 
 
-def _top_two(means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of ``(R, K)`` means: the best arm, its mean and the second largest mean (equal
-    to the best on a tie), without a partition: the gaps are needed at every step of every
-    replica, and a max / argmax pair is several times cheaper."""
+def _boundary(means: np.ndarray, top_m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The m-th and (m+1)-th largest means along the last axis, with a trailing axis of length
+    1: both gap styles depend on the means only through them.
+
+    For m = 1 and ``(R, K)`` means a max / argmax pair instead of a partition: the gaps are
+    needed at every step of every replica, and the pair is several times cheaper.
+    """
+    if top_m > 1 or means.ndim != 2:
+        return mth_largest(means, top_m)
     rows = np.arange(means.shape[0])
     best_arm = np.argmax(means, axis=1)
     best = means[rows, best_arm]
     others = means.copy()
-    others[rows, best_arm] = -np.inf
-    return best_arm, best, others.max(axis=1)
+    others[rows, best_arm] = -np.inf  # the second largest equals the best on a tie
+    return best[:, None], others.max(axis=1, keepdims=True)
 
 
-def _best_arm_gaps(means, best_arm, best, second, style: GapStyle) -> np.ndarray:
-    """``top_m_gaps(means, 1)`` (``"gape"``) or ``midpoint_gaps(means, 1)`` from the top two."""
+def _gaps_to_boundary(means: np.ndarray, mth: np.ndarray, next_one: np.ndarray, style: GapStyle) -> np.ndarray:
+    """Gaps of ``means`` given the m-th and (m+1)-th largest means (broadcast against them):
+    :func:`~armlab.complexity.midpoint_gaps` (``"midpoint"``) or
+    :func:`~armlab.complexity.top_m_gaps` (``"gape"``)."""
     if style == "midpoint":
-        return np.abs(means - ((best + second) / 2.0)[:, None])
-    gaps = best[:, None] - means
-    gaps[np.arange(means.shape[0]), best_arm] = best - second
-    return gaps
-
-
-def _best_arm_gap_at(means, arms, best_arm, best, second, style: GapStyle) -> np.ndarray:
-    """:func:`_best_arm_gaps` of single arms ``arms`` with means ``means`` (all ``(n,)``)."""
-    if style == "midpoint":
-        return np.abs(means - (best + second) / 2.0)
-    return np.where(arms == best_arm, best - second, best - means)
+        return np.abs(means - (mth + next_one) / 2.0)
+    return np.where(means >= mth, means - next_one, mth - means)
 
 
 def gape_width(pulls: np.ndarray, a, b) -> np.ndarray:
@@ -187,16 +181,20 @@ class KeptIndex:
 
     ``terms(stats, at)`` gives per-arm terms that depend only on each arm's statistics and
     per-replica constants (widths, variances, ...), as a sequence of arrays at ``at`` (see
-    :data:`At`); they are kept stacked, ``(n_terms, R, K)``.  With ``style`` set (best-arm
-    identification, m = 1) the gaps of the empirical means are kept too, and so is
-    ``derive(terms, gaps)``: per-arm values built from both, e.g. the index ``width - gap``.
+    :data:`At`); they are kept stacked, ``(n_terms, R, K)``.  With ``style`` set the gaps
+    (for ``top_m``) of the means are kept too -- the observed means, or the term at position
+    ``means`` -- and so is ``derive(terms, gaps)``: per-arm values built from both, e.g. the
+    index ``width - gap``, reading only the first ``derive_reads`` terms (default: all).
 
     With immediate feedback a result changes one arm's statistics, so :meth:`observed`
     recomputes that arm's entries, and all of a replica's gaps and derived values only when
-    the result may have moved its best or second-best mean.  Any other change -- results in
-    flight (a dispatch changes pull counts unannounced) or statistics set outside the engine
-    -- shows in a replica's dispatched and observed counts, and :meth:`current` then
-    recomputes everything.  The values always equal a recomputation's.
+    the result may have moved its m-th or (m+1)-th largest mean, the only means the gaps
+    depend on besides the arm's own.  Any other change -- results in flight (a dispatch
+    changes pull counts unannounced) or statistics set outside the engine -- shows in a
+    replica's dispatched and observed counts, and :meth:`current` then recomputes
+    everything; with ``pending`` false (terms of observed statistics only) dispatches change
+    nothing, and only the observed counts are watched.  The values always equal a
+    recomputation's.
     """
 
     def __init__(
@@ -205,8 +203,14 @@ class KeptIndex:
         replicas: int,
         style: GapStyle | None = None,
         derive: Callable[[Sequence[np.ndarray], np.ndarray], np.ndarray] | None = None,
+        top_m: int = 1,
+        means: int | None = None,
+        derive_reads: int | None = None,
+        pending: bool = True,
     ) -> None:
-        self._terms_at, self._derive, self._style = terms, derive, style
+        self._terms_at, self._derive, self._style, self._top_m, self._mean_term = terms, derive, style, top_m, means
+        self._derive_reads = slice(derive_reads)  # the terms gathered for a replica's refresh
+        self._pending = pending
         self.terms = self.gaps = self.derived = np.empty(0)
         self._stamp = np.full((2, replicas), -1, dtype=np.int64)  # dispatched, observed when current
 
@@ -214,56 +218,69 @@ class KeptIndex:
         """``(terms, gaps, derived)`` now (kept arrays: read them, do not keep them); ``gaps``
         and ``derived`` are empty without ``style``."""
         stamp = self._stamp
-        if not self.terms.size or (stamp[0] != stats.dispatched).any() or (stamp[1] != stats.observed).any():
+        dispatched = self._dispatched(stats)
+        if not self.terms.size or (stamp[0] != dispatched).any() or (stamp[1] != stats.observed).any():
             self.terms = np.stack(np.broadcast_arrays(*self._terms_at(stats, None)))
             if self._style is not None:
-                self._means = stats.means.copy()
+                self._means = self._means_of(stats, self.terms, None).copy()
                 self._refresh()
-            stamp[0], stamp[1] = stats.dispatched, stats.observed
+            stamp[0], stamp[1] = dispatched, stats.observed
         return self.terms, self.gaps, self.derived
 
     def observed(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
         """Bring the arrays up to date for the results just folded in, where possible."""
         if not self.terms.size:
             return
-        dispatched, observed = stats.dispatched[rows], stats.observed[rows]
+        dispatched, observed = self._dispatched(stats)[rows], stats.observed[rows]
         alone = (self._stamp[0, rows] + 1 == dispatched) & (self._stamp[1, rows] + 1 == observed)
         alone &= dispatched == observed  # nothing in flight: only the observed arm changed
         if not alone.all():
             rows, arms, dispatched, observed = rows[alone], arms[alone], dispatched[alone], observed[alone]
-        flat = stats.flat_index(rows, arms)
-        terms = self._terms_at(stats, (rows, flat))
+        at = (rows, stats.flat_index(rows, arms))
+        terms = self._terms_at(stats, at)
         for kept, term in zip(self.terms, terms, strict=True):
-            kept.reshape(-1)[flat] = term
+            kept.reshape(-1)[at[1]] = term
         if self._style is not None:
-            self._observe_gaps(stats, rows, arms, flat, terms)
+            self._observe_gaps(stats, at, terms)
         self._stamp[0, rows], self._stamp[1, rows] = dispatched, observed
 
-    def _observe_gaps(self, stats, rows, arms, flat, terms) -> None:
-        means = stats.means.reshape(-1)[flat]
+    def _dispatched(self, stats: ArmStats) -> np.ndarray:
+        """The dispatch counts the terms depend on: the observed counts unless ``pending``."""
+        return stats.dispatched if self._pending else stats.observed
+
+    def _means_of(self, stats: ArmStats, terms: Sequence[np.ndarray], at: At) -> np.ndarray:
+        """The means the gaps are of, at ``at``, given the ``terms`` there."""
+        if self._mean_term is not None:
+            return terms[self._mean_term]
+        return stats.means if at is None else stats.means.reshape(-1)[at[1]]
+
+    def _observe_gaps(self, stats, at, terms) -> None:
+        rows, flat = at
+        means = self._means_of(stats, terms, at)
         kept = self._means.reshape(-1)
-        second = self._second[rows]
-        # the top two can move only if this arm held, or now reaches, one of them
-        moved = (arms == self._best_arm[rows]) | (kept[flat] >= second) | (means >= second)
+        old = kept[flat]
+        mth, next_one = self._mth[rows, 0], self._next[rows, 0]
+        # the m-th and (m+1)-th largest stay put when the arm's old and new means are both
+        # above the m-th or both below the (m+1)-th
+        moved = ~(((old > mth) & (means > mth)) | ((old < next_one) & (means < next_one)))
         kept[flat] = means
         if 4 * np.count_nonzero(moved) > self._means.shape[0]:  # a pass over all beats gathering
             self._refresh()
             return
         if moved.any():
             self._refresh(rows[moved])
-        top = (self._best_arm[rows], self._best[rows], self._second[rows])
-        gaps = _best_arm_gap_at(means, arms, *top, self._style)
+            mth, next_one = self._mth[rows, 0], self._next[rows, 0]
+        gaps = _gaps_to_boundary(means, mth, next_one, self._style)
         self.gaps.reshape(-1)[flat] = gaps
         self.derived.reshape(-1)[flat] = self._derive(terms, gaps)
 
     def _refresh(self, rows: np.ndarray | None = None) -> None:
-        """Recompute the top two, gaps and derived values of replicas ``rows`` (all: None)."""
+        """Recompute the boundary means, gaps and derived values of replicas ``rows`` (all: None)."""
         means = self._means if rows is None else self._means[rows]
-        top = _top_two(means)
-        gaps = _best_arm_gaps(means, *top, self._style)
-        derived = self._derive(self.terms if rows is None else self.terms[:, rows], gaps)
+        mth, next_one = _boundary(means, self._top_m)
+        gaps = _gaps_to_boundary(means, mth, next_one, self._style)
+        derived = self._derive(self.terms if rows is None else self.terms[self._derive_reads, rows], gaps)
         if rows is None:
-            (self._best_arm, self._best, self._second), self.gaps, self.derived = top, gaps, derived
+            self._mth, self._next, self.gaps, self.derived = mth.copy(), next_one.copy(), gaps, derived
         else:
-            self._best_arm[rows], self._best[rows], self._second[rows] = top
-            self.gaps[rows], self.derived[rows] = gaps, derived
+            self._mth[rows], self._next[rows], self.gaps[rows], self.derived[rows] = mth, next_one, gaps, derived

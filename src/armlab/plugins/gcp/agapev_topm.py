@@ -5,26 +5,29 @@ from __future__ import annotations
 import numpy as np
 
 from armlab.plugins.fixed_budget.gape import AGapEV, AGapEVParams
-from armlab.plugins.fixed_budget.gape_index import agapev_index
+from armlab.plugins.fixed_budget.gape_index import At
 from armlab.plugins.gcp.arm_rules import Seed003Params, Seed003Rule
 from armlab.stats import ArmStats
 
 __all__ = ["AGapEVTopM", "with_prior_pseudo_observations"]
 
 
-def with_prior_pseudo_observations(stats: ArmStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def with_prior_pseudo_observations(stats: ArmStats, at: At = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts, means and unbiased variances ``(R, K)`` of every arm's rewards plus the Beta(1, 1)
-    prior's two pseudo-observations (one 1 and one 0), as Bachman & Precup's code keeps them.
+    prior's two pseudo-observations (one 1 and one 0), as Bachman & Precup's code keeps them;
+    or those of single arms at ``at`` (see :data:`~armlab.plugins.fixed_budget.gape_index.At`).
 
     The pseudo-observations (mean 1/2, sum of squared deviations 1/2) are merged with the
     observed ``(n, mean, M2)`` by the parallel-variance formula, so counts are at least 2 and
     the Bernstein width stays finite from the first step.
     """
-    n = stats.counts.astype(np.float64)
+    counts, observed_means, observed_m2 = (stats.counts, stats.means, stats.m2) if at is None else (
+        stats.counts.reshape(-1)[at[1]], stats.means.reshape(-1)[at[1]], stats.m2.reshape(-1)[at[1]])
+    n = counts.astype(np.float64)
     total = n + 2.0
-    delta = 0.5 - stats.means
-    means = stats.means + 2.0 * delta / total
-    m2 = stats.m2 + 0.5 + delta**2 * n * 2.0 / total
+    delta = 0.5 - observed_means
+    means = observed_means + 2.0 * delta / total
+    m2 = observed_m2 + 0.5 + delta**2 * n * 2.0 / total
     return total, means, m2 / (total - 1.0)
 
 
@@ -36,7 +39,7 @@ class AGapEVTopM(Seed003Rule, AGapEV):
     """Seed 003's "UCB" arm rule (Bachman & Precup, eq. 11 and footnote 5): A-GapE-V with the
     gaps redefined for top-m as distances to the midpoint of the m-th and (m+1)-th means.
 
-    The index, ``H-hat`` and ``a = (8/9)(n - 2K) / H-hat`` are colleague code's
+    The index, ``H-hat`` and ``a = (8/9)(n - 2K) / H-hat`` are those of
     :class:`~armlab.plugins.fixed_budget.gape.AGapEV` (sheet 3.9, n = the experiment's
     horizon, b = 1); this class adds seed 003's conventions: counts, means and variances
     include the prior's two pseudo-observations (Part C #22, as the authors' code), a
@@ -52,14 +55,10 @@ class AGapEVTopM(Seed003Rule, AGapEV):
     name = "agapev-topm"
     Params = AGapEVTopMParams
     warmup_observations = 0  # the pseudo-observations make every count valid
+    pending_in_width = False  # see "Pending pulls" above
 
-    def sample_statistics(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return with_prior_pseudo_observations(stats)
-
-    def index(self, stats: ArmStats) -> np.ndarray:
-        counts, means, variances = self.sample_statistics(stats)
-        return agapev_index(self.gaps(means), variances, counts, counts, self.problem.budget,
-                            self.params.b, self.params.theta)
+    def sample_statistics(self, stats: ArmStats, at: At = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return with_prior_pseudo_observations(stats, at)
 
     def choose(self, stats: ArmStats) -> np.ndarray:
         return AGapEV.select(self, stats)
