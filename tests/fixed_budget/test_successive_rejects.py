@@ -7,6 +7,7 @@ import pytest
 
 from armlab.errors import ConfigError
 from armlab.plugins.fixed_budget.successive_rejects import SuccessiveRejects, logbar, sr_phase_ends, sr_phase_lengths
+from armlab.plugins.fixed_budget.vbr import VBR
 from armlab.plugins.interfaces import STOPPED
 
 
@@ -84,3 +85,25 @@ def test_pending_results_count_in_the_schedule_but_unobserved_arms_are_not_rejec
         policy.update(stats, drive.ONE, np.array([arm]), np.array([reward]))
     assert policy.select(stats)[0] == 0  # phase 2 starts: arm 1 (lowest observed mean) is rejected
     assert stats.active[0].tolist() == [True, False, True]
+
+
+class CoarseKeys(SuccessiveRejects):
+    """Two keys that tie often, so the second one decides."""
+
+    def rejection_keys(self, stats):
+        return [(stats.counts % 2).astype(float), np.where(stats.counts > 0, stats.means, np.inf)]
+
+
+@pytest.mark.parametrize("cls", [SuccessiveRejects, VBR, CoarseKeys])
+def test_first_rejected_is_the_head_of_the_rejection_order(cls, drive):
+    rng = np.random.default_rng(4)
+    replicas, k = 400, 6
+    policy = cls()
+    stats = drive.start(policy, drive.problem([0.5] * k, budget=100), replicas=replicas)
+    stats.counts[:] = rng.integers(0, 3, size=(replicas, k))  # unobserved arms: +inf keys
+    stats.means[:] = np.where(stats.counts > 0, rng.integers(0, 3, size=(replicas, k)) / 2, 0.0)  # ties
+    stats.m2[:] = np.where(stats.counts > 1, rng.integers(0, 2, size=(replicas, k)) / 4, 0.0)
+    stats.active[:] = rng.random((replicas, k)) < 0.7
+    stats.active[:, 5] = True  # at least one active arm
+    rows = np.arange(0, replicas, 3)
+    np.testing.assert_array_equal(policy._first_rejected(stats, rows), policy._rejection_order(stats, rows)[:, 0])

@@ -79,6 +79,15 @@ class SuccessiveRejects(Policy):
         keys = [key[rows] for key in reversed(self.rejection_keys(stats))]
         return np.lexsort([index, *keys, inactive], axis=-1)
 
+    def _first_rejected(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
+        """The first arm of :meth:`_rejection_order` for each of ``rows``, without a sort: the
+        active arms with the smallest keys, compared key by key, then the lowest index."""
+        candidates = stats.active[rows]  # a copy
+        for key in self.rejection_keys(stats):
+            key = np.where(candidates, key[rows], np.inf)
+            candidates &= key == key.min(axis=1, keepdims=True)
+        return np.argmax(candidates, axis=1)
+
     def _advance(self, stats: ArmStats) -> None:
         """Reject once per phase whose pulls are all dispatched (all but the final rejection)."""
         due = np.minimum(np.searchsorted(self.phase_ends, stats.dispatched, side="right"), stats.n_arms - 2)
@@ -86,7 +95,7 @@ class SuccessiveRejects(Policy):
             rows = np.flatnonzero(due > self.rejections)
             if rows.size == 0:
                 return
-            rejected = self._rejection_order(stats, rows)[:, 0]
+            rejected = self._first_rejected(stats, rows)
             stats.active[rows, rejected] = False
             self.rejections[rows] += 1
             self.round_robin.restart(stats, rows, 0)
