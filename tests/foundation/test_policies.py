@@ -11,6 +11,7 @@ from armlab import run_experiment
 from armlab.config import validate_config
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import STOPPED
+from armlab.plugins.policies._index import select_by_index
 from armlab.plugins.policies.sh import SequentialHalving
 from armlab.plugins.policies.thompson import Thompson
 from armlab.plugins.policies.ucb1 import UCB1
@@ -161,3 +162,23 @@ def test_sequential_halving_beats_uniform_with_many_bad_arms():
     gap = unif["error_rate"][-1] - sh["error_rate"][-1]
     tolerance = 3 * math.hypot(sh["error_stderr"][-1], unif["error_stderr"][-1])
     assert gap > tolerance, (sh["error_rate"], unif["error_rate"])
+
+
+@pytest.mark.parametrize("random_ties", [False, True])
+def test_index_function_is_read_only_after_the_warm_up(random_ties):
+    stats = ArmStats(4, 3)
+    rng = KeyedRandom(0, "ties", replicas=np.arange(4)) if random_ties else None
+    index = np.array([[0.1, 0.5, 0.5]] * 4)
+    calls = []
+
+    def index_now():
+        calls.append(1)
+        return index
+
+    stats.counts[:2] = 1  # replicas 0 and 1 have seen every arm, 2 and 3 none
+    stats.counts[2, 0] = 1
+    assert select_by_index(stats, index_now, rng=rng).tolist() == select_by_index(stats, index, rng=rng).tolist()
+    assert calls == [1]
+    stats.counts[:2] = 0  # every replica in its warm-up: round robin, the index unread
+    assert select_by_index(stats, index_now, rng=rng).tolist() == [0, 0, 1, 0]
+    assert calls == [1]

@@ -69,7 +69,7 @@ def random_among_entries(
 
 def select_by_index(
     stats: ArmStats,
-    index: np.ndarray,
+    index: np.ndarray | Callable[[], np.ndarray],
     need: int = 1,
     rng: KeyedRandom | None = None,
 ) -> np.ndarray:
@@ -79,10 +79,18 @@ def select_by_index(
     index first), so pending results are not re-requested.  If no active arm has ``need``
     observations yet (results still in flight), the active arm with the fewest pulls is
     chosen.  Ties go to the lowest index, or are random when ``rng`` is given.
+
+    ``index`` may be a function returning the index: it is then called only once some
+    replica is past its warm-up (with many arms the warm-up is a long run of steps that never
+    read the index).
     """
     pulls = np.where(stats.active, stats.pulls, np.iinfo(np.int64).max)
     fewest = np.argmin(pulls, axis=1)
     warm = pulls[np.arange(stats.replicas), fewest] >= need
+    if not warm.any():
+        return fewest
+    if callable(index):
+        index = index()
     usable = (stats.counts >= need) & stats.active
     masked = np.where(usable, index, -np.inf)
     chosen = np.argmax(masked, axis=1) if rng is None else argmax_random_ties(masked, rng, stats.dispatched)
@@ -107,9 +115,14 @@ class IndexWarmup:
             self.done = bool(stats.counts.min() >= self.need)
         return self.done and bool(stats.active.all())
 
-    def select(self, stats: ArmStats, index: np.ndarray, rng: KeyedRandom | None = None) -> np.ndarray:
-        """:func:`select_by_index`, with the masks skipped once warm."""
+    def select(
+        self, stats: ArmStats, index: np.ndarray | Callable[[], np.ndarray], rng: KeyedRandom | None = None
+    ) -> np.ndarray:
+        """:func:`select_by_index` (``index`` an array or a function returning it), with the
+        masks skipped once warm."""
         if self.ready(stats):
+            if callable(index):
+                index = index()
             return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
         return select_by_index(stats, index, self.need, rng)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -58,4 +59,4 @@ class UCB1(Policy):
 
     def select(self, stats: ArmStats) -> np.ndarray:
         rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, self.index(stats), rng)
+        return self._warmup.select(stats, partial(self.index, stats), rng)

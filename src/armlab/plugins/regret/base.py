@@ -9,6 +9,7 @@ so far" use ``n``; formulas written with the decision index use ``t``.
 from __future__ import annotations
 
 from abc import abstractmethod
+from functools import partial
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -90,4 +91,4 @@ class IndexPolicy(Policy):
 
     def select(self, stats: ArmStats) -> np.ndarray:
         rng = self.rng if self.params.tie_break == "random" else None
-        return select_by_index(stats, self.index(stats), need=1, rng=rng)
+        return select_by_index(stats, partial(self.index, stats), need=1, rng=rng)

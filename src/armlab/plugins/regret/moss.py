@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -71,4 +72,4 @@ class MOSS(IndexPolicy):
 
     def select(self, stats: ArmStats) -> np.ndarray:
         rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, self.index(stats), rng)
+        return self._warmup.select(stats, partial(self.index, stats), rng)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from pydantic import Field
 
@@ -53,4 +55,4 @@ class OCUCB(IndexPolicy):
 
     def select(self, stats: ArmStats) -> np.ndarray:
         rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, self.index(stats), rng)
+        return self._warmup.select(stats, partial(self.index, stats), rng)

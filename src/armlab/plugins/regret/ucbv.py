@@ -3,6 +3,8 @@ estimates in multi-armed bandits", TCS 410)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from pydantic import Field
 
@@ -69,4 +71,4 @@ class UCBV(IndexPolicy):
 
     def select(self, stats: ArmStats) -> np.ndarray:
         rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, self.index(stats), rng)
+        return self._warmup.select(stats, partial(self.index, stats), rng)
