@@ -14,18 +14,22 @@ of returning ``inf`` or NaN.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = [
     "best_arm_gaps",
     "gape_complexity",
+    "gaps_to_boundary",
     "h1",
     "h2",
     "h_apt",
     "h_epsilon",
     "h_sigma2",
     "midpoint_gaps",
+    "mth_largest",
     "tbp_gaps",
     "top_m_gaps",
     "variance_complexity",
@@ -63,11 +67,25 @@ def tbp_gaps(means: ArrayLike, threshold: float) -> np.ndarray:
     return np.abs(_floats(means) - threshold)
 
 
+def gaps_to_boundary(
+    means: np.ndarray, mth: np.ndarray, next_one: np.ndarray, style: Literal["gape", "midpoint"] = "gape"
+) -> np.ndarray:
+    """Gaps of ``means`` from the m-th and (m+1)-th largest means (broadcast against them):
+    :func:`top_m_gaps` (``"gape"``) or :func:`midpoint_gaps` (``"midpoint"``).  The m-th and
+    (m+1)-th largest are all the gaps need of the other arms, so a caller that keeps them
+    between steps recomputes only the gaps."""
+    if style == "midpoint":
+        return np.abs(means - (mth + next_one) / 2.0)
+    gaps = np.subtract(mth, means)
+    # the top arms in place: np.where would compute both differences everywhere (5x slower)
+    np.subtract(means, next_one, out=gaps, where=means >= mth)
+    return gaps
+
+
 def top_m_gaps(means: ArrayLike, m: int) -> np.ndarray:
     """Top-m gaps: ``mu_k - mu_(m+1)`` for the m best arms, ``mu_(m) - mu_k`` for the rest."""
     means = _floats(means)
-    mth, next_one = mth_largest(means, m)
-    return np.where(means >= mth, means - next_one, mth - means)
+    return gaps_to_boundary(means, *mth_largest(means, m), "gape")
 
 
 def best_arm_gaps(means: ArrayLike) -> np.ndarray:
@@ -78,8 +96,7 @@ def best_arm_gaps(means: ArrayLike) -> np.ndarray:
 def midpoint_gaps(means: ArrayLike, m: int) -> np.ndarray:
     """Seed 003's gaps ``|mu_k - (mu_(m) + mu_(m+1)) / 2|`` to the top-m boundary midpoint."""
     means = _floats(means)
-    mth, next_one = mth_largest(means, m)
-    return np.abs(means - (mth + next_one) / 2.0)
+    return gaps_to_boundary(means, *mth_largest(means, m), "midpoint")
 
 
 def h1(gaps: ArrayLike) -> np.ndarray:

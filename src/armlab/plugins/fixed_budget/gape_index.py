@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from armlab.complexity import mth_largest
+from armlab.complexity import gaps_to_boundary, mth_largest
 from armlab.stats import ArmStats
 
 __all__ = [
@@ -65,7 +65,7 @@ At = tuple[np.ndarray, np.ndarray] | None
 
 def empirical_gaps(means: np.ndarray, top_m: int = 1, style: GapStyle = "gape") -> np.ndarray:
     """Gaps of the empirical ``means`` for identifying the ``top_m`` best arms."""
-    return _gaps_to_boundary(means, *_boundary(means, top_m), style)
+    return gaps_to_boundary(means, *_boundary(means, top_m), style)
 
 
 def _boundary(means: np.ndarray, top_m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -83,15 +83,6 @@ def _boundary(means: np.ndarray, top_m: int) -> tuple[np.ndarray, np.ndarray]:
     others = means.copy()
     others[rows, best_arm] = -np.inf  # the second largest equals the best on a tie
     return best[:, None], others.max(axis=1, keepdims=True)
-
-
-def _gaps_to_boundary(means: np.ndarray, mth: np.ndarray, next_one: np.ndarray, style: GapStyle) -> np.ndarray:
-    """Gaps of ``means`` given the m-th and (m+1)-th largest means (broadcast against them):
-    :func:`~armlab.complexity.midpoint_gaps` (``"midpoint"``) or
-    :func:`~armlab.complexity.top_m_gaps` (``"gape"``)."""
-    if style == "midpoint":
-        return np.abs(means - (mth + next_one) / 2.0)
-    return np.where(means >= mth, means - next_one, mth - means)
 
 
 def gape_width(pulls: np.ndarray, a, b) -> np.ndarray:
@@ -270,7 +261,7 @@ class KeptIndex:
         if moved.any():
             self._refresh(rows[moved])
             mth, next_one = self._mth[rows, 0], self._next[rows, 0]
-        gaps = _gaps_to_boundary(means, mth, next_one, self._style)
+        gaps = gaps_to_boundary(means, mth, next_one, self._style)
         self.gaps.reshape(-1)[flat] = gaps
         self.derived.reshape(-1)[flat] = self._derive(terms, gaps)
 
@@ -278,7 +269,7 @@ class KeptIndex:
         """Recompute the boundary means, gaps and derived values of replicas ``rows`` (all: None)."""
         means = self._means if rows is None else self._means[rows]
         mth, next_one = _boundary(means, self._top_m)
-        gaps = _gaps_to_boundary(means, mth, next_one, self._style)
+        gaps = gaps_to_boundary(means, mth, next_one, self._style)
         derived = self._derive(self.terms if rows is None else self.terms[self._derive_reads, rows], gaps)
         if rows is None:
             self._mth, self._next, self.gaps, self.derived = mth.copy(), next_one.copy(), gaps, derived
