@@ -4,7 +4,9 @@ For each policy and each size (K arms, R replicas) the engine is advanced throug
 of ``K`` steps (every arm seen once; not timed when ``K * R`` is small enough), then
 ``--skip`` untimed steps (0 by default; to time a window later in the run), and then timed
 over ``--steps`` steps; with ``--repeats N`` every figure is the fastest of N such runs (as
-``timeit`` does: slower repeats measure the other processes on the machine).  A run-step is
+``timeit`` does: slower repeats measure the other processes on the machine).  Each policy's
+runs alternate with runs of ``ucb1``, and its ratio is against those: the speed of a shared
+machine drifts between cells more than it does between two runs in a row.  A run-step is
 one trial of one replica.  Baselines, same process:
 
 * ``python-loop``: UCB1 as a per-run Python step loop with numpy over the arms;
@@ -29,6 +31,8 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -134,10 +138,17 @@ def numba_speed(k: int, r: int, steps: int) -> float | None:
     return r * steps / (time.perf_counter() - start)
 
 
-def fastest(repeats: int, measure, *args) -> float | None:
-    """The largest of ``repeats`` speeds returned by ``measure(*args)`` (None if unmeasured)."""
-    speeds = [speed for speed in (measure(*args) for _ in range(repeats)) if speed]
-    return max(speeds) if speeds else None
+def fastest(repeats: int, *measures: Callable[[], float | None]) -> list[float | None]:
+    """The largest speed of each zero-argument ``measure`` over ``repeats`` rounds (None if
+    never measured); within a round the measures run one after the other, so a policy and
+    its baseline see the same machine."""
+    speeds: list[list[float]] = [[] for _ in measures]
+    for _ in range(repeats):
+        for got, measure in zip(speeds, measures, strict=True):
+            speed = measure()
+            if speed:
+                got.append(speed)
+    return [max(got) if got else None for got in speeds]
 
 
 def peak_memory_mb(k: int, r: int, policy: str, steps: int) -> float:
@@ -174,16 +185,18 @@ def main() -> None:
     cells = []
     for k in args.arms:
         for r in args.replicas:
-            baseline = fastest(args.repeats, engine_speed, registry.get("policy", "ucb1"), k, r, args.steps, args.skip)
-            row = {"arms": k, "replicas": r, "ucb1": baseline,
-                   "python_loop": fastest(args.repeats, python_loop_speed, k, args.steps),
-                   "numba": fastest(args.repeats, numba_speed, k, r, args.steps)}
+            ucb1 = partial(engine_speed, registry.get("policy", "ucb1"), k, r, args.steps, args.skip)
+            baseline, loop, compiled = fastest(
+                args.repeats, ucb1, partial(python_loop_speed, k, args.steps), partial(numba_speed, k, r, args.steps))
+            row = {"arms": k, "replicas": r, "ucb1": baseline, "python_loop": loop, "numba": compiled,
+                   "ratio_to_ucb1": {}}
             for name in names:
                 policy = registry.get("policy", name)
-                speed = baseline if name == "ucb1" else fastest(
-                    args.repeats, engine_speed, policy, k, r, args.steps, args.skip)
+                speed, paired = (baseline, baseline) if name == "ucb1" else fastest(
+                    args.repeats, partial(engine_speed, policy, k, r, args.steps, args.skip), ucb1)
                 row[name] = speed
-                ratio = f"{speed / baseline:6.2f}x ucb1" if speed and baseline else "   -"
+                row["ratio_to_ucb1"][name] = speed / paired if speed and paired else None
+                ratio = f"{speed / paired:6.2f}x ucb1" if speed and paired else "   -"
                 print(f"K={k:<5} R={r:<5} {name:<20} {speed or 0:>14,.0f} run-steps/s  {ratio}", flush=True)
             numba_value = row["numba"]
             print(f"K={k:<5} R={r:<5} {'python-loop':<20} {row['python_loop']:>14,.0f} run-steps/s  "
