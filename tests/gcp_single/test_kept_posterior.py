@@ -1,5 +1,6 @@
-"""Seed 003's arm rules keep their posterior between steps and skip the warm-up check once
-every arm is warmed up; runs equal those that recompute both at every step."""
+"""Seed 003's arm rules keep their posterior (and PAC and agapev-topm their index terms) between
+steps and skip the warm-up check once every arm is warmed up; runs equal those that recompute
+all of it at every step."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ R, K, BUDGET = 20, 8, 400
 
 
 def recomputing(cls):
-    """``cls`` with its posterior and warm-up state dropped before every selection."""
+    """``cls`` with its posterior, kept index and warm-up state dropped before every selection."""
 
     class Recomputing(cls):
         def select(self, stats):
             self._posterior = None
             self._warmed_up = False
+            if getattr(self, "_kept", None) is not None:  # a KeptIndex without terms recomputes all
+                self._kept.terms = np.empty(0)
             return super().select(stats)
 
     return Recomputing

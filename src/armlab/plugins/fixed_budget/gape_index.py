@@ -174,8 +174,9 @@ class KeptIndex:
     per-replica constants (widths, variances, ...), as a sequence of arrays at ``at`` (see
     :data:`At`); they are kept stacked, ``(n_terms, R, K)``.  With ``style`` set the gaps
     (for ``top_m``) of the means are kept too -- the observed means, or the term at position
-    ``means`` -- and so is ``derive(terms, gaps)``: per-arm values built from both, e.g. the
-    index ``width - gap``, reading only the first ``derive_reads`` terms (default: all).
+    ``means`` -- and, with ``derive``, so is ``derive(terms, gaps)``: per-arm values built
+    from both, e.g. the index ``width - gap``, reading only the first ``derive_reads`` terms
+    (default: all).
 
     With immediate feedback a result changes one arm's statistics, so :meth:`observed`
     recomputes that arm's entries, and all of a replica's gaps and derived values only when
@@ -263,15 +264,21 @@ class KeptIndex:
             mth, next_one = self._mth[rows, 0], self._next[rows, 0]
         gaps = gaps_to_boundary(means, mth, next_one, self._style)
         self.gaps.reshape(-1)[flat] = gaps
-        self.derived.reshape(-1)[flat] = self._derive(terms, gaps)
+        if self._derive is not None:
+            self.derived.reshape(-1)[flat] = self._derive(terms, gaps)
 
     def _refresh(self, rows: np.ndarray | None = None) -> None:
         """Recompute the boundary means, gaps and derived values of replicas ``rows`` (all: None)."""
         means = self._means if rows is None else self._means[rows]
         mth, next_one = _boundary(means, self._top_m)
         gaps = gaps_to_boundary(means, mth, next_one, self._style)
-        derived = self._derive(self.terms if rows is None else self.terms[self._derive_reads, rows], gaps)
         if rows is None:
-            self._mth, self._next, self.gaps, self.derived = mth.copy(), next_one.copy(), gaps, derived
+            self._mth, self._next, self.gaps = mth.copy(), next_one.copy(), gaps
         else:
-            self._mth[rows], self._next[rows], self.gaps[rows], self.derived[rows] = mth, next_one, gaps, derived
+            self._mth[rows], self._next[rows], self.gaps[rows] = mth, next_one, gaps
+        if self._derive is not None:
+            derived = self._derive(self.terms if rows is None else self.terms[self._derive_reads, rows], gaps)
+            if rows is None:
+                self.derived = derived
+            else:
+                self.derived[rows] = derived

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from armlab.complexity import midpoint_gaps
 from armlab.errors import ConfigError
+from armlab.plugins.fixed_budget.gape_index import At, KeptIndex
 from armlab.plugins.fixed_confidence.common import SET_OBJECTIVES, as_answer, require_top_m, smallest_m
 from armlab.plugins.fixed_confidence.lucb1 import lucb_width
 from armlab.plugins.gcp.confidence import beta_posterior
@@ -198,8 +199,22 @@ class PACTopM(Seed003Rule):
     name = "pac"
     Params = PACParams
 
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        # posterior means, trials and the midpoint gaps kept between steps: the gaps move for
+        # all arms only when a result moves the m-th or (m+1)-th largest mean
+        self._kept = KeptIndex(self._posterior_at, replicas, "midpoint", top_m=self.top_m, means=0, pending=False)
+
+    def _posterior_at(self, stats: ArmStats, at: At) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior means and trials of every arm, or of the arms at ``at``."""
+        return beta_posterior(*self.outcomes(stats, None if at is None else at[1]))
+
     def choose(self, stats: ArmStats) -> np.ndarray:
-        means, trials = self.posterior(stats)
+        (_, trials), gaps, _ = self._kept.current(stats)
         total = np.maximum(stats.observed, 1)[:, None]
         width = lucb_width(trials, total, stats.n_arms, self.params.delta)
-        return np.argmax(width - midpoint_gaps(means, self.top_m), axis=1)
+        return np.argmax(np.subtract(width, gaps, out=width), axis=1)
+
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        super().update(stats, rows, arms, rewards)
+        self._kept.observed(stats, rows, arms)
