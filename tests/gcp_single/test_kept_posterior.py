@@ -23,10 +23,10 @@ def recomputing(cls):
 
     class Recomputing(cls):
         def select(self, stats):
-            self._posterior = None
             self._warmed_up = False
-            if getattr(self, "_kept", None) is not None:  # a KeptIndex without terms recomputes all
-                self._kept.terms = np.empty(0)
+            for kept in (self._posterior, getattr(self, "_kept", None)):  # agapev-topm's index
+                if kept is not None:  # a KeptIndex without terms recomputes everything
+                    kept.terms = np.empty(0)
             return super().select(stats)
 
     return Recomputing

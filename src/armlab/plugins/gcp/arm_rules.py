@@ -12,13 +12,14 @@ the MAP top-m group (largest posterior means, ties: lower index) as the answer.
 from __future__ import annotations
 
 from abc import abstractmethod
+from typing import ClassVar
 
 import numpy as np
 from pydantic import Field
 
 from armlab.complexity import midpoint_gaps
 from armlab.errors import ConfigError
-from armlab.plugins.fixed_budget.gape_index import At, KeptIndex
+from armlab.plugins.fixed_budget.gape_index import At, GapStyle, KeptIndex
 from armlab.plugins.fixed_confidence.common import SET_OBJECTIVES, as_answer, require_top_m, smallest_m
 from armlab.plugins.fixed_confidence.lucb1 import lucb_width
 from armlab.plugins.gcp.confidence import beta_posterior
@@ -46,6 +47,9 @@ class Seed003Rule(Policy):
 
     objectives = SET_OBJECTIVES
     Params = Seed003Params
+    #: Gaps of the posterior means kept with them (``None``: none), for a rule that reads them
+    #: at every step.
+    posterior_gaps: ClassVar[GapStyle | None] = None
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -64,8 +68,8 @@ class Seed003Rule(Policy):
                 f"{problem.budget}; lower warmup_per_arm or raise [problem] budget"
             )
         self._warmed_up = False  # every arm of every replica has warmup_per_arm observations
-        self._posterior: tuple[np.ndarray, np.ndarray] | None = None  # kept (means, trials)
-        self._posterior_observed = np.zeros(replicas, dtype=np.int64)  # what it was built from
+        self._posterior = KeptIndex(self._posterior_at, replicas, self.posterior_gaps, top_m=self.top_m,
+                                    means=0, pending=False)
 
     @staticmethod
     def outcomes(stats: ArmStats, flat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -77,28 +81,23 @@ class Seed003Rule(Policy):
         successes = counts * means
         return successes, counts - successes
 
+    def _posterior_at(self, stats: ArmStats, at: At) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior means and real trial counts of every arm, or of the arms at ``at``."""
+        return beta_posterior(*self.outcomes(stats, None if at is None else at[1]))
+
     def posterior(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray]:
         """Posterior means and real trial counts ``(R, K)`` (Beta(1, 1) prior); read only.
 
-        Kept between steps: :meth:`update` recomputes the arms that got results, and the whole
-        posterior is recomputed when the replicas' observation counts are not the ones it was
-        built from (statistics changed outside the engine).
+        Kept between steps in a :class:`~armlab.plugins.fixed_budget.gape_index.KeptIndex`
+        (with the gaps of :attr:`posterior_gaps`): :meth:`update` recomputes the arms that got
+        results, and everything is recomputed when the observation counts show a change it
+        was not told of (statistics changed outside the engine).
         """
-        if self._posterior is None or not np.array_equal(self._posterior_observed, stats.observed):
-            self._posterior = beta_posterior(*self.outcomes(stats))
-            self._posterior_observed = stats.observed.copy()
-        return self._posterior
+        means, trials = self._posterior.current(stats)[0]
+        return means, trials
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        if self._posterior is not None:
-            if (self._posterior_observed[rows] + 1 == stats.observed[rows]).all():  # one result each
-                flat = stats.flat_index(rows, arms)
-                means, trials = beta_posterior(*self.outcomes(stats, flat))
-                self._posterior[0].reshape(-1)[flat] = means
-                self._posterior[1].reshape(-1)[flat] = trials
-                self._posterior_observed[rows] += 1
-            else:
-                self._posterior = None
+        self._posterior.observed(stats, rows, arms)
         super().update(stats, rows, arms, rewards)
 
     @abstractmethod
@@ -199,22 +198,13 @@ class PACTopM(Seed003Rule):
     name = "pac"
     Params = PACParams
 
-    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
-        super().reset(problem, replicas, rng)
-        # posterior means, trials and the midpoint gaps kept between steps: the gaps move for
-        # all arms only when a result moves the m-th or (m+1)-th largest mean
-        self._kept = KeptIndex(self._posterior_at, replicas, "midpoint", top_m=self.top_m, means=0, pending=False)
-
-    def _posterior_at(self, stats: ArmStats, at: At) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and trials of every arm, or of the arms at ``at``."""
-        return beta_posterior(*self.outcomes(stats, None if at is None else at[1]))
+    # the midpoint gaps kept with the posterior: they move for all arms only when a result
+    # moves the m-th or (m+1)-th largest mean
+    posterior_gaps = "midpoint"
 
     def choose(self, stats: ArmStats) -> np.ndarray:
-        (_, trials), gaps, _ = self._kept.current(stats)
+        (_, trials), gaps, _ = self._posterior.current(stats)
         total = np.maximum(stats.observed, 1)[:, None]
         width = lucb_width(trials, total, stats.n_arms, self.params.delta)
         return np.argmax(np.subtract(width, gaps, out=width), axis=1)
 
-    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        super().update(stats, rows, arms, rewards)
-        self._kept.observed(stats, rows, arms)
