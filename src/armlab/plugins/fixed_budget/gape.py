@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
+from functools import partial
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -100,8 +101,7 @@ class GapIndexPolicy(Policy):
         r = self.init_pulls
         require_budget(self, problem, r * k, f"{r} initial pull(s) per arm, and a = theta (n - {r}K)/H > 0")
         self._warmup = IndexWarmup(need=self.warmup_observations)
-        self._all_seen = False
-        self._unread = np.broadcast_to(0.0, (replicas, k))  # stands in for an index nobody reads
+        self._all_seen = False  # every arm of every replica has a result
 
     @abstractmethod
     def index(self, stats: ArmStats) -> np.ndarray:
@@ -114,20 +114,13 @@ class GapIndexPolicy(Policy):
 
     def select(self, stats: ArmStats) -> np.ndarray:
         rng = self.rng if self.params.tie_break == "random" else None
-        if not (self._warmup.done or self._index_read(stats)):
-            index = self._unread
-        elif self._all_seen:
-            index = self.current_index(stats)
-        else:
-            index = self.index(stats)
-        self._all_seen = self._all_seen or bool(stats.counts.min() > 0)
-        return self._warmup.select(stats, index, rng)
+        return self._warmup.select(stats, partial(self._index_now, stats), rng)
 
-    def _index_read(self, stats: ArmStats) -> bool:
-        """Whether some replica has its warm-up pulls of every active arm dispatched: until
-        then the warm-up pulls the arm with the fewest pulls and reads no index."""
-        pulls = stats.pulls if stats.active.all() else np.where(stats.active, stats.pulls, np.iinfo(np.int64).max)
-        return bool((pulls.min(axis=1) >= self._warmup.need).any())
+    def _index_now(self, stats: ArmStats) -> np.ndarray:
+        """The index when it is read (not during the warm-up): from the kept terms once every
+        arm of every replica has a result."""
+        self._all_seen = self._all_seen or bool(stats.counts.min() > 0)
+        return self.current_index(stats) if self._all_seen else self.index(stats)
 
 
 class GapEParams(OracleIndexParams):
