@@ -54,15 +54,14 @@ class SHVar(SequentialHalving):
         super().reset(problem, replicas, rng)
         variances = problem.require_truth(self.name, "variances").variances
         shape = (replicas, problem.n_arms)
-        self.variances = np.ascontiguousarray(np.broadcast_to(variances, shape), dtype=np.float64)  # read flat
+        self.variances = np.ascontiguousarray(np.broadcast_to(variances, shape), dtype=np.float64)
         self._ratio = np.empty(shape)
+        self._flat_variances, self._flat_ratio = self.variances.reshape(-1), self._ratio.reshape(-1)  # views
 
-    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> None:
-        super()._refresh(stats, rows, flat)
-        pulls = self.round_robin.kept.reshape(-1)[flat]
-        self._ratio.reshape(-1)[flat] = _uncertainty(
-            self.variances.reshape(-1)[flat], pulls, stats.active.reshape(-1)[flat]
-        )
+    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> np.ndarray:
+        pulls = super()._refresh(stats, rows, flat)
+        self._flat_ratio[flat] = _uncertainty(self._flat_variances[flat], pulls, stats.active.reshape(-1)[flat])
+        return pulls
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
         return np.argmax(self._ratio, axis=1)
@@ -115,6 +114,7 @@ class SHAdaVar(SequentialHalving):
 
     name = "shadavar"
     Params = SHAdaVarParams
+    stage_variances = True
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -126,6 +126,8 @@ class SHAdaVar(SequentialHalving):
         self._ratio = np.empty(shape)
         self._unsure = np.zeros(shape, dtype=bool)
         self._ratios_kept = False
+        self._flat_ratio, self._flat_unsure = self._ratio.reshape(-1), self._unsure.reshape(-1)  # views
+        self._flat_pulls = self.round_robin.kept.reshape(-1)
         self._inflation = variance_inflation(np.arange(4 * self.forced_pulls), self.params.delta)
 
     def variance_bounds(self) -> np.ndarray:
@@ -140,41 +142,41 @@ class SHAdaVar(SequentialHalving):
         valid = np.isfinite(factor)  # implies N > 1
         bounds = np.full(factor.shape, np.inf)
         np.divide(stage_m2, stage_n - 1, out=bounds, where=valid)  # the unbiased sample variance
-        np.multiply(bounds, factor, out=bounds, where=valid)
+        np.multiply(bounds, factor, out=bounds)  # invalid: inf x inf = inf
         return bounds
 
-    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> None:
-        kept = self.round_robin.kept.reshape(-1)
-        before = None if rows is None else kept[flat]
-        super()._refresh(stats, rows, flat)
+    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> np.ndarray:
+        before = None if rows is None else self._flat_pulls[flat]
+        pulls = super()._refresh(stats, rows, flat)
         if rows is None:
             self._past_forced[:] = np.where(stats.active, self.round_robin.kept - self.forced_pulls, 0).sum(axis=1)
             self._ratios_kept = False  # recomputed when first read
-            return
-        pulls, active = kept[flat], stats.active.reshape(-1)[flat]
+            return pulls
+        active = stats.active.reshape(-1)[flat]
         self._past_forced[rows] += np.where(active, pulls - before, 0)  # rows are unique
         if self._ratios_kept:
-            self._refresh_ratios(stats, flat)
+            self._refresh_ratios(flat, pulls, active)
+        return pulls
 
-    def _refresh_ratios(self, stats: ArmStats, flat: np.ndarray | slice) -> None:
-        """Recompute :attr:`_ratio` and :attr:`_unsure` at flat positions ``flat``."""
-        active = stats.active.reshape(-1)[flat]
-        bounds = self._bounds(self.stage_n.reshape(-1)[flat], self.stage_m2.reshape(-1)[flat])
-        self._ratio.reshape(-1)[flat] = _uncertainty(bounds, self.round_robin.kept.reshape(-1)[flat], active)
-        self._unsure.reshape(-1)[flat] = active & np.isinf(bounds)
+    def _refresh_ratios(self, flat: np.ndarray | slice, pulls: np.ndarray, active: np.ndarray) -> None:
+        """Recompute :attr:`_ratio` and :attr:`_unsure` at flat positions ``flat``, whose stage
+        pulls and activity are ``pulls`` and ``active``."""
+        bounds = self._bounds(self._flat_n[flat], self._flat_m2[flat])
+        self._flat_ratio[flat] = _uncertainty(bounds, pulls, active)
+        self._flat_unsure[flat] = active & np.isinf(bounds)
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
-        pulls = self.round_robin.kept  # stage pulls; eliminated arms have more than 2**61
+        pulls = self.round_robin.kept  # stage pulls; eliminated arms have more than 2**30
         forced = self._past_forced < 0
         if forced.all():
             return np.argmin(pulls, axis=1)
         if not self._ratios_kept:
-            self._refresh_ratios(stats, slice(None))
+            self._refresh_ratios(slice(None), self._flat_pulls, stats.active.reshape(-1))
             self._ratios_kept = True
         arms = np.argmax(self._ratio, axis=1)
         if self._unsure.any():  # some bound still invalid: the one with the fewest pulls first
             rows = np.flatnonzero(self._unsure.any(axis=1))
-            arms[rows] = np.argmin(np.where(self._unsure[rows], pulls[rows], np.iinfo(np.int64).max), axis=1)
+            arms[rows] = np.argmin(np.where(self._unsure[rows], pulls[rows], np.iinfo(pulls.dtype).max), axis=1)
         if forced.any():
             rows = np.flatnonzero(forced)
             arms[rows] = np.argmin(pulls[rows], axis=1)

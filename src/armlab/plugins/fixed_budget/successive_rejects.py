@@ -65,7 +65,8 @@ class SuccessiveRejects(Policy):
         self.phase_ends = sr_phase_ends(problem.budget, k)
         self.total_pulls = int(self.phase_ends[-1])
         self.rejections = np.zeros(replicas, dtype=np.int64)  # phases closed so far
-        self.round_robin = RoundRobin(replicas, k)  # the active arm with the fewest pulls
+        self.round_robin = RoundRobin(replicas, k, max_pulls=problem.budget)  # the active arm with the fewest pulls
+        self._next_end = self._first_end()
 
     def rejection_keys(self, stats: ArmStats) -> list[np.ndarray]:
         """Keys ``(R, K)``, most significant first: the arm with the smallest keys is rejected."""
@@ -88,12 +89,21 @@ class SuccessiveRejects(Policy):
             candidates &= key == key.min(axis=1, keepdims=True)
         return np.argmax(candidates, axis=1)
 
+    def _first_end(self) -> float:
+        """The fewest dispatches at which some replica's current phase ends (one whose next
+        rejection is the final one never ends it here; ``inf`` once all are there).  A
+        function of :attr:`rejections` only, so recomputed after every rejection: while
+        every replica has fewer dispatches, :meth:`_advance` has nothing to do."""
+        fewest = int(self.rejections.min())
+        return int(self.phase_ends[fewest]) if fewest < self.phase_ends.size - 1 else math.inf
+
     def _advance(self, stats: ArmStats) -> None:
         """Reject once per phase whose pulls are all dispatched (all but the final rejection)."""
         due = np.minimum(np.searchsorted(self.phase_ends, stats.dispatched, side="right"), stats.n_arms - 2)
         while True:
             rows = np.flatnonzero(due > self.rejections)
             if rows.size == 0:
+                self._next_end = self._first_end()
                 return
             rejected = self._first_rejected(stats, rows)
             stats.active[rows, rejected] = False
@@ -101,9 +111,14 @@ class SuccessiveRejects(Policy):
             self.round_robin.restart(stats, rows, 0)
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        self._advance(stats)
+        """Reject where phases ended (looked for only once the replica with the most
+        dispatches reaches :meth:`_first_end`), then round robin; STOPPED after the
+        schedule (looked for only once some replica reaches its end)."""
+        most = stats.dispatched.max()
+        if most >= self._next_end:
+            self._advance(stats)
         arms = self.round_robin.select(stats)
-        return np.where(stats.dispatched >= self.total_pulls, STOPPED, arms)
+        return np.where(stats.dispatched >= self.total_pulls, STOPPED, arms) if most >= self.total_pulls else arms
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         """The survivor of the final rejection once every result is in; before that the

@@ -30,11 +30,17 @@ class SequentialHalving(Policy):
     Speed: the per-arm values a base rule reads (here the stage pulls) are *kept* between
     steps: :meth:`_refresh` recomputes them all, or only the arms whose results just came
     in, so a step without results in flight costs one argmin or argmax over ``(R, K)``
-    (:meth:`select` says when the kept values are current).
+    (:meth:`select` says when the kept values are current).  The stage pulls are int32 (a
+    faster argmin) whenever the budget allows (:class:`RoundRobin`).  A step where no
+    replica's stage closes and none has used the schedule's pulls skips those checks
+    (:meth:`select`).
     """
 
     name = "sh"
     objectives = frozenset({Objective.BEST_ARM})
+    #: Whether the base rule reads the stage's sum of squared deviations :attr:`stage_m2`
+    #: (kept only then: it costs a gather and a scatter per step).
+    stage_variances = False
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -50,13 +56,25 @@ class SequentialHalving(Policy):
         self.stage = np.zeros(replicas, dtype=np.int64)
         self.stage_start = np.zeros((replicas, k), dtype=np.int64)  # pulls at stage start
         self.stage_n = np.zeros((replicas, k), dtype=np.int64)
-        self.stage_m2 = np.zeros((replicas, k))
         self.stage_mean = np.zeros((replicas, k))
-        self.round_robin = RoundRobin(replicas, k)
+        self.stage_m2 = np.zeros((replicas, k)) if self.stage_variances else None
+        self._flat_n, self._flat_mean = self.stage_n.reshape(-1), self.stage_mean.reshape(-1)  # views
+        self._flat_m2 = self.stage_m2.reshape(-1) if self.stage_variances else None
+        self.round_robin = RoundRobin(replicas, k, max_pulls=problem.budget)
         self._kept = False  # kept values current but for results since (see select)
         self._updated = False  # results folded in since the last select
+        self._stop_at = self.n_stages * self.stage_budget  # dispatches of the whole schedule
+        self._next_close = self._first_close()
 
     # -- schedule ---------------------------------------------------------------------
+    def _first_close(self) -> float:
+        """The fewest dispatches at which some replica's current stage closes (a replica in
+        the last stage never closes it; ``inf`` once all are there).  A function of
+        :attr:`stage` only, so recomputed whenever a stage closes: while every replica has
+        fewer dispatches, :meth:`_advance` has nothing to do."""
+        open_stages = self.stage[self.stage < self.n_stages - 1]
+        return (int(open_stages.min()) + 1) * self.stage_budget if open_stages.size else math.inf
+
     def _advance(self, stats: ArmStats) -> None:
         """Close the stages whose pulls are all dispatched (never the last one)."""
         due = np.minimum(stats.dispatched // self.stage_budget, self.n_stages - 1)
@@ -65,10 +83,12 @@ class SequentialHalving(Policy):
             return
         self._eliminate(stats, rows)
         self.stage[rows] += 1
+        self._next_close = self._first_close()
         self.stage_start[rows] = stats.pulls[rows]
         self.round_robin.restart(stats, rows, self.stage_start[rows])
         for arr in (self.stage_n, self.stage_m2, self.stage_mean):
-            arr[rows] = 0
+            if arr is not None:
+                arr[rows] = 0
         self._kept = False  # a stage change moves every arm's values
 
     def _eliminate(self, stats: ArmStats, rows: np.ndarray) -> None:
@@ -80,12 +100,12 @@ class SequentialHalving(Policy):
         np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :], axis=1)
         stats.active[rows] = active & (rank < keep[:, None])
 
-    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> None:
+    def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> np.ndarray:
         """Recompute the kept per-arm values from the current statistics: of every arm
         (``rows`` None, ``flat`` ``slice(None)``), or of one arm of each of the replicas
         ``rows`` at flat positions ``flat`` (:meth:`ArmStats.flat_index`).  Subclasses that
-        keep more values extend it."""
-        self.round_robin.refresh(stats, flat)
+        keep more values extend it.  Returns the stage pulls at ``flat`` (flat, int64)."""
+        return self.round_robin.refresh(stats, flat)
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
         """Round robin within the stage: the active arm with the fewest stage pulls.
@@ -105,25 +125,31 @@ class SequentialHalving(Policy):
         which :meth:`update` recomputed it: the kept values equal a recomputation.  A select
         with no result since the previous one also recomputes (nothing is lost, and state
         set by hand in between is read).
+
+        The stage closings (:meth:`_advance`) and the STOPPED answers are looked for only
+        once the replica with the most dispatches reaches the next closing
+        (:meth:`_first_close`) or the end of the schedule.
         """
-        self._advance(stats)
+        most = stats.dispatched.max()
+        if most >= self._next_close:
+            self._advance(stats)
         if not (self._kept and self._updated and (stats.dispatched == stats.observed).all()):
             self._refresh(stats, None, slice(None))
             self._kept = True
         self._updated = False
         arms = self.base_rule(stats)
-        return np.where(stats.dispatched >= self.n_stages * self.stage_budget, STOPPED, arms)
+        return np.where(stats.dispatched >= self._stop_at, STOPPED, arms) if most >= self._stop_at else arms
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         flat = stats.flat_index(rows, arms)
-        stage_n, stage_mean = self.stage_n.reshape(-1), self.stage_mean.reshape(-1)
-        n = stage_n[flat] + 1
-        stage_n[flat] = n
-        mean = stage_mean[flat]
+        n = self._flat_n[flat] + 1
+        self._flat_n[flat] = n
+        mean = self._flat_mean[flat]  # a copy
         delta = rewards - mean
-        mean = mean + delta / n
-        stage_mean[flat] = mean
-        self.stage_m2.reshape(-1)[flat] += delta * (rewards - mean)
+        mean += delta / n
+        self._flat_mean[flat] = mean
+        if self.stage_variances:
+            self._flat_m2[flat] += delta * (rewards - mean)
         if self._kept:
             self._refresh(stats, rows, flat)
         self._updated = True
@@ -131,7 +157,7 @@ class SequentialHalving(Policy):
     def recommend(self, stats: ArmStats) -> np.ndarray:
         """Last stage finished and drained: its stage-mean winner; else the active arm with
         the largest cumulative mean (seed 004's anytime rule)."""
-        finished = (stats.dispatched >= self.n_stages * self.stage_budget) & (
+        finished = (stats.dispatched >= self._stop_at) & (
             stats.pending.sum(axis=1) == 0
         )
         usable = stats.active & (stats.counts > 0)

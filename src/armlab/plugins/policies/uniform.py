@@ -30,6 +30,9 @@ class Uniform(Policy):
     replica, step), so unpulled arms are possible and never counted above a threshold.
     No reward assumption.  Pending pulls count in the round robin, so delayed feedback does
     not change either schedule.
+
+    Speed: the round robin is one argmin over ``(R, K)`` when every arm is active and no
+    trial is in flight (see :meth:`_round_robin`).
     """
 
     name = "uniform"
@@ -38,7 +41,18 @@ class Uniform(Policy):
     def select(self, stats: ArmStats) -> np.ndarray:
         if self.params.order == "random":
             return self._random_arm(stats)
-        return np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
+        return self._round_robin(stats)
+
+    def _round_robin(self, stats: ArmStats) -> np.ndarray:
+        """The active arm with the fewest pulls, lowest index first.  With every arm active
+        no mask is needed; if also every replica has ``dispatched == observed``, nothing is
+        pending (a released trial would leave ``dispatched`` ahead for good), so the pulls
+        are the counts: one pass instead of three."""
+        if not stats.active.all():
+            return np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
+        if (stats.dispatched == stats.observed).all():
+            return np.argmin(stats.counts, axis=1)
+        return np.argmin(stats.pulls, axis=1)
 
     def _random_arm(self, stats: ArmStats) -> np.ndarray:
         u = self.rng.uniform(stats.dispatched, 1)[:, 0]
