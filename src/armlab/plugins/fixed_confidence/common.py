@@ -108,8 +108,7 @@ def best_of(ids: np.ndarray, primary: np.ndarray, tiebreak: np.ndarray | None = 
     if tiebreak is not None:
         ranked = np.where(tied, tiebreak, -np.inf)
         tied = ranked == ranked.max(axis=0)
-    # ids of the entries out of the running moved past every arm (cheaper than a where)
-    return (ids + ~tied * (ids.max() + 1)).min(axis=0)
+    return np.where(tied, ids, np.iinfo(ids.dtype).max).min(axis=0)
 
 
 def set_mask(ids: np.ndarray, n_arms: int) -> np.ndarray:
@@ -191,6 +190,7 @@ class TopSet:
         self.penalty = np.zeros((replicas, n_arms))
         self._masked = np.empty((replicas, n_arms))
         self._built = np.zeros(replicas, dtype=bool)
+        self._local = np.arange(0, replicas * n_arms, n_arms)  # flat index of each row's arm 0
 
     def members(self, rows: np.ndarray) -> np.ndarray:
         """``ids`` of replicas ``rows`` (ascending), ``(size, len(rows))``."""
@@ -210,17 +210,17 @@ class TopSet:
         fresh = ~self._built[rows]
         if fresh.any():
             self._rebuild(values[fresh], rows[fresh])
-        inside, ranked, outside, wrong, best, worst_id = self._check(values, rows)
+        inside, ranked, outside, wrong, best, slot = self._check(values, rows)
         for attempt in range(self.max_swaps + 1):
             if not wrong.size:
                 break
             if attempt < self.max_swaps:
-                self._swap(rows[wrong], best, worst_id)
+                self._swap(rows[wrong], best, slot)
             else:
                 self._rebuild(values[wrong], rows[wrong])
             every = 3 * wrong.size > rows.size  # many rows: a pass over all beats gathering them
             again = np.arange(rows.size) if every else wrong
-            inside[:, again], ranked[:, again], outside[again], wrong, best, worst_id = self._check(
+            inside[:, again], ranked[:, again], outside[again], wrong, best, slot = self._check(
                 values if every else values[again], rows[again]
             )
             wrong = again[wrong]
@@ -230,14 +230,14 @@ class TopSet:
     def _check(self, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, ...]:
         """Members' values (as given and ranked) and the best value outside, for replicas
         ``rows``; then the rows (positions in ``rows``) where the best arm outside must come
-        in, that arm, and the member it replaces."""
-        n, k = values.shape
-        local = np.arange(0, n * k, k)
+        in, that arm, and the position in ``ids`` of the member it replaces."""
+        n = values.shape[0]
+        local = self._local[:n]
         ids = self.members(rows)
-        members = values.reshape(-1)[ids + local]
+        members = values.reshape(-1).take(ids + local)
         masked = np.add(values, self.penalty_of(rows), out=self._masked[:n])
         best = np.argmax(masked, axis=1)
-        top = masked.reshape(-1)[local + best]
+        top = masked.reshape(-1).take(local + best)
         spare = ids.shape[0] - self.need
         ranked = np.sort(members, axis=0) if spare else members.min(axis=0, keepdims=True)
         # with spare members, the need-th largest value must not be beaten; without, the
@@ -245,18 +245,18 @@ class TopSet:
         wrong = np.flatnonzero(top > ranked[spare] if spare else top >= ranked[0])
         if not wrong.size:
             return members, ranked, top, wrong, best, wrong
+        if spare:  # any worst member may go: the set only has to hold the values
+            return members, ranked, top, wrong, best[wrong], np.argmin(members[:, wrong], axis=0)
+        # the worst member with the largest id goes, unless it is only tied from a larger id
         ids, worst = ids[:, wrong], ranked[0, wrong]
-        worst_id = np.where(members[:, wrong] == worst, ids, -1).max(axis=0)
-        if not spare:
-            beats = (top[wrong] > worst) | (best[wrong] < worst_id)
-            wrong, worst_id = wrong[beats], worst_id[beats]
-        return members, ranked, top, wrong, best[wrong], worst_id
+        slot = np.argmax(np.where(members[:, wrong] == worst, ids, -1), axis=0)
+        beats = (top[wrong] > worst) | (best[wrong] < ids[slot, np.arange(wrong.size)])
+        return members, ranked, top, wrong[beats], best[wrong[beats]], slot[beats]
 
-    def _swap(self, rows: np.ndarray, best: np.ndarray, worst_id: np.ndarray) -> None:
-        """Replace each row's worst member by its best outside arm."""
-        slot = np.argmax(self.ids[:, rows] == worst_id, axis=0)
+    def _swap(self, rows: np.ndarray, best: np.ndarray, slot: np.ndarray) -> None:
+        """Replace each row's member at position ``slot`` of ``ids`` by its best outside arm."""
+        self.penalty[rows, self.ids[slot, rows]] = 0.0
         self.ids[slot, rows] = best
-        self.penalty[rows, worst_id] = 0.0
         self.penalty[rows, best] = -np.inf
 
     def _rebuild(self, values: np.ndarray, rows: np.ndarray) -> None:

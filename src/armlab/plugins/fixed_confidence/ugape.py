@@ -90,6 +90,7 @@ class _UGapE(Policy):
         self._evaluated_at = np.full(replicas, -1, dtype=np.int64)  # observed count when evaluated
         self._arm = np.zeros(replicas, dtype=np.int64)
         self._b_set = np.zeros(replicas)
+        self._neg_b = np.empty((replicas, k))  # -B of the replicas being evaluated
 
     @abstractmethod
     def bounds(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -116,19 +117,21 @@ class _UGapE(Policy):
         # -B = L - (U_(m+1) if U >= U_(m) else U_(m)); while U_(m+1) < U_(m) only arms of
         # that top set reach U_(m), and where the two are equal both cases agree
         top_flat = self._top_upper.members(rows) + local
-        neg_b = lower - mth[:, None]
-        neg_b.reshape(-1)[top_flat] = lower.reshape(-1)[top_flat] - np.where(top_u >= mth, next_one, mth)
+        neg_b = np.subtract(lower, mth[:, None], out=self._neg_b[:n])
+        neg_b.reshape(-1)[top_flat] = lower.reshape(-1).take(top_flat) - np.where(top_u >= mth, next_one, mth)
         _, worst, _ = self._answer.update(neg_b, rows)
         self._b_set[rows] = -worst[0]
         answer = self._answer.members(rows)
-        lo = best_of(answer, -lower.reshape(-1)[answer + local], beta.reshape(-1)[answer + local])
-        u = self._best_outside_answer(upper, beta, rows, top_u, outside_u)
-        lo_beta, u_beta = beta.reshape(-1)[local + lo], beta.reshape(-1)[local + u]
+        answer_flat = answer + local
+        lo = best_of(answer, -lower.reshape(-1).take(answer_flat), beta.reshape(-1).take(answer_flat))
+        u = self._best_outside_answer(upper, beta, rows, top_flat, top_u, outside_u)
+        lo_beta, u_beta = beta.reshape(-1).take(local + lo), beta.reshape(-1).take(local + u)
         self._arm[rows] = np.where(lo_beta >= u_beta, lo, u)
         self._evaluated_at[rows] = stats.observed[rows]
 
-    def _best_outside_answer(self, upper, beta, rows, top_u, outside_u) -> np.ndarray:
-        """``u = argmax_{not J} U`` (ties: larger beta, lower index).
+    def _best_outside_answer(self, upper, beta, rows, top_flat, top_u, outside_u) -> np.ndarray:
+        """``u = argmax_{not J} U`` (ties: larger beta, lower index); ``top_flat`` are the flat
+        indices (in ``upper``) of the arms of the top set of U, ``top_u`` their U.
 
         Some arm holding one of the m + 1 largest U lies outside J, so the largest U outside J
         is found in that top set; the ties are settled there too, unless an arm outside the
@@ -136,8 +139,8 @@ class _UGapE(Policy):
         """
         n, k = upper.shape
         top_ids = self._top_upper.members(rows)
-        candidates = top_u + self._answer.penalty.reshape(-1)[top_ids + rows * k]  # -inf in J
-        u = best_of(top_ids, candidates, beta.reshape(-1)[top_ids + np.arange(n) * k])
+        candidates = top_u + self._answer.penalty.reshape(-1).take(top_ids + rows * k)  # -inf in J
+        u = best_of(top_ids, candidates, beta.reshape(-1).take(top_flat))
         best = candidates.max(axis=0)
         tied = np.flatnonzero(outside_u >= best)
         if tied.size:
@@ -286,6 +289,18 @@ class UGapEc(_UGapE, StoppingRule):
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
         self.delta = resolve_delta(self.name, problem, self.params.delta)
+        # beta, U and L of the replicas last evaluated (every width changes with t, so they
+        # are recomputed at each evaluation, into these buffers)
+        self._beta, self._upper, self._lower = (np.empty((replicas, problem.n_arms)) for _ in range(3))
+        self._count_values = np.zeros(0)
+
+    def _counts_up_to(self, total: int) -> np.ndarray:
+        """``0, 1, ..., total`` as floats, ``inf`` in place of 0 (evaluated arms have counts >= 1,
+        and ``x / inf`` needs no guard against a division by zero)."""
+        if self._count_values.size <= total:
+            self._count_values = np.arange(2.0 * total + 2.0)
+            self._count_values[0] = np.inf
+        return self._count_values[: total + 1]
 
     def bounds(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         every = rows.size == stats.replicas
@@ -293,13 +308,14 @@ class UGapEc(_UGapE, StoppingRule):
         means = stats.means if every else stats.means[rows]
         observed = stats.observed[rows]
         scale = self.params.c * np.log(4.0 * stats.n_arms * observed.astype(np.float64) ** 3 / self.delta)
+        n = rows.size
+        beta, upper, lower = self._beta[:n], self._upper[:n], self._lower[:n]
         if (observed == observed[0]).all():  # replicas in lockstep: beta is a function of the count
             # (counts never exceed the observed total, so a table up to it covers them)
-            with np.errstate(divide="ignore"):
-                beta = (self.span * np.sqrt(scale[0] / np.arange(observed[0] + 1.0)))[counts]
+            np.take(self.span * np.sqrt(scale[0] / self._counts_up_to(observed[0])), counts, out=beta)
         else:
-            beta = self.span * np.sqrt(scale[:, None] / counts)
-        return beta, means + beta, means - beta
+            np.multiply(self.span, np.sqrt(scale[:, None] / counts), out=beta)
+        return beta, np.add(means, beta, out=upper), np.subtract(means, beta, out=lower)
 
     def select(self, stats: ArmStats) -> np.ndarray:
         ready, arms = self._first.split(stats)
