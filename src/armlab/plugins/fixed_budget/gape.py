@@ -71,9 +71,10 @@ def _width_minus_gap(terms: Sequence[np.ndarray], gaps: np.ndarray) -> np.ndarra
     return terms[0] - gaps
 
 
-def _variances_at(stats: ArmStats, flat: np.ndarray) -> np.ndarray:
-    """``stats.variances(ddof=1)`` at flat positions (0 with fewer than two observations)."""
-    denom = stats.counts.reshape(-1)[flat] - 1
+def _variances_at(stats: ArmStats, flat: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    """``stats.variances(ddof=1)`` at flat positions (0 with fewer than two observations);
+    ``counts``: the observation counts there, if the caller has them."""
+    denom = (stats.counts.reshape(-1)[flat] if counts is None else counts) - 1
     out = np.zeros(flat.shape)
     np.divide(stats.m2.reshape(-1)[flat], denom, out=out, where=denom > 0)
     return out
@@ -295,10 +296,10 @@ class AGapEV(GapIndexPolicy):
         2 so the estimator stays finite for arms still in warm-up.  Per arm: each arm's values
         depend only on its own statistics (so that they can be kept between steps)."""
         if at is None:
-            return np.maximum(stats.counts, 2).astype(np.float64), stats.means, stats.variances(ddof=1)
+            return np.maximum(stats.counts, 2.0), stats.means, stats.variances(ddof=1)
         flat = at[1]
-        counts = np.maximum(stats.counts.reshape(-1)[flat], 2).astype(np.float64)
-        return counts, stats.means.reshape(-1)[flat], _variances_at(stats, flat)
+        counts = stats.counts.reshape(-1)[flat]
+        return np.maximum(counts, 2.0), stats.means.reshape(-1)[flat], _variances_at(stats, flat, counts)
 
     def gaps(self, means: np.ndarray) -> np.ndarray:
         """Empirical gaps ``(R, K)`` of ``means`` (see the ``gaps`` parameter)."""
@@ -317,30 +318,29 @@ class AGapEV(GapIndexPolicy):
 
     def arm_terms(self, stats: ArmStats, at: At) -> tuple[np.ndarray, ...]:
         """What the index needs of each arm beyond its gap (per-arm terms for :class:`KeptIndex`):
-        the complexity's optimism ``sqrt(1/(2T))``, ``v-`` and ``v-`` squared
+        the complexity's optimism ``sqrt(1/(2T))`` and ``v-``
         (:func:`~armlab.plugins.fixed_budget.gape_index.agapev_arm_terms`), the variance, the
         pulls ``T``, ``3 (T - 1)``, and last the mean the gap is of."""
         counts, means, variances = self.sample_statistics(stats, at)
         pulls = self._width_pulls(stats, counts, at)
-        optimism, low_variance = agapev_arm_terms(variances, counts)
-        return optimism, low_variance, low_variance**2, variances, pulls, 3.0 * (pulls - 1.0), means
+        return *agapev_arm_terms(variances, counts), variances, pulls, 3.0 * (pulls - 1.0), means
 
     def _complexity_terms(self, terms: Sequence[np.ndarray], gaps: np.ndarray) -> np.ndarray:
         """The per-arm terms of ``H-hat`` from :meth:`arm_terms` and the gaps."""
-        return agapev_terms_from(gaps, *terms[:3], self.params.b)
+        return agapev_terms_from(gaps, *terms[:2], self.params.b)
 
     def current_index(self, stats: ArmStats) -> np.ndarray:
         if self._kept is None:
             # gaps are kept only for the built-in gap definitions; they are of the last of
-            # arm_terms, and H-hat's terms read its first three
+            # arm_terms, and H-hat's terms read its first two
             style = self.params.gaps if type(self).gaps is AGapEV.gaps else None
             self._kept = KeptIndex(self.arm_terms, stats.counts.shape[0], style, self._complexity_terms,
-                                   self.top_m, means=-1, derive_reads=3, pending=self.pending_in_width)
+                                   self.top_m, means=-1, derive_reads=2, pending=self.pending_in_width)
         terms, gaps, complexity_terms = self._kept.current(stats)
         if not gaps.size:
             gaps = self.gaps(terms[-1])
             complexity_terms = self._complexity_terms(terms, gaps)
-        variances, pulls, bernstein = terms[3:6]
+        variances, pulls, bernstein = terms[2:5]
         a = self.params.theta * (self.problem.budget - 2 * gaps.shape[-1]) / complexity_terms.sum(axis=-1)
         a = a[:, None]
         # gapev_index(gaps, variances, pulls, a, b) with 3 (T - 1) kept, in two buffers

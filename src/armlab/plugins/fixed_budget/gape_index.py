@@ -121,15 +121,14 @@ def agapev_complexity_terms(gaps: np.ndarray, variances: np.ndarray, counts: np.
     standard deviation; kept for reproduction, sheet 3.9).  Sum them over every arm the
     estimate covers (all bandits of a joint allocation).
     """
-    optimism, low_variance = agapev_arm_terms(variances, counts)
-    return agapev_terms_from(gaps, optimism, low_variance, low_variance**2, b)
+    return agapev_terms_from(gaps, *agapev_arm_terms(variances, counts), b)
 
 
-def agapev_terms_from(gaps, optimism, low_variance, low_variance_squared, b=1.0) -> np.ndarray:
-    """:func:`agapev_complexity_terms` from its per-arm parts (:func:`agapev_arm_terms`, and
-    ``v-`` squared), which a policy can keep between steps."""
+def agapev_terms_from(gaps, optimism, low_variance, b=1.0) -> np.ndarray:
+    """:func:`agapev_complexity_terms` from its per-arm parts (:func:`agapev_arm_terms`), which a
+    policy can keep between steps."""
     optimistic_gap = gaps + optimism
-    return (low_variance + np.sqrt(low_variance_squared + (16.0 / 3.0) * b * optimistic_gap)) ** 2 / optimistic_gap**2
+    return (low_variance + np.sqrt(low_variance**2 + (16.0 / 3.0) * b * optimistic_gap)) ** 2 / optimistic_gap**2
 
 
 def agapev_exploration(
@@ -214,7 +213,8 @@ class KeptIndex:
         if not self.terms.size or (stamp[0] != dispatched).any() or (stamp[1] != stats.observed).any():
             self.terms = np.stack(np.broadcast_arrays(*self._terms_at(stats, None)))
             if self._style is not None:
-                self._means = self._means_of(stats, self.terms, None).copy()
+                means = self._means_of(stats, self.terms, None)
+                self._means = means if self._mean_term is not None else means.copy()  # a view of the term
                 self._refresh()
             stamp[0], stamp[1] = dispatched, stats.observed
         return self.terms, self.gaps, self.derived
@@ -223,18 +223,21 @@ class KeptIndex:
         """Bring the arrays up to date for the results just folded in, where possible."""
         if not self.terms.size:
             return
+        stamp_dispatched, stamp_observed = self._stamp  # 1-d rows: [0][rows] is cheaper than [0, rows]
         dispatched, observed = self._dispatched(stats)[rows], stats.observed[rows]
-        alone = (self._stamp[0, rows] + 1 == dispatched) & (self._stamp[1, rows] + 1 == observed)
+        alone = (stamp_dispatched[rows] + 1 == dispatched) & (stamp_observed[rows] + 1 == observed)
         alone &= dispatched == observed  # nothing in flight: only the observed arm changed
         if not alone.all():
             rows, arms, dispatched, observed = rows[alone], arms[alone], dispatched[alone], observed[alone]
         at = (rows, stats.flat_index(rows, arms))
         terms = self._terms_at(stats, at)
+        if self._style is not None:
+            old_means = self._means.reshape(-1)[at[1]]  # read first: the means may be a kept term
         for kept, term in zip(self.terms, terms, strict=True):
             kept.reshape(-1)[at[1]] = term
         if self._style is not None:
-            self._observe_gaps(stats, at, terms)
-        self._stamp[0, rows], self._stamp[1, rows] = dispatched, observed
+            self._observe_gaps(at, terms, old_means, self._means_of(stats, terms, at))
+        stamp_dispatched[rows], stamp_observed[rows] = dispatched, observed
 
     def _dispatched(self, stats: ArmStats) -> np.ndarray:
         """The dispatch counts the terms depend on: the observed counts unless ``pending``."""
@@ -246,26 +249,28 @@ class KeptIndex:
             return terms[self._mean_term]
         return stats.means if at is None else stats.means.reshape(-1)[at[1]]
 
-    def _observe_gaps(self, stats, at, terms) -> None:
+    def _observe_gaps(self, at: tuple[np.ndarray, np.ndarray], terms: Sequence[np.ndarray], old: np.ndarray,
+                      means: np.ndarray) -> None:
+        """Gaps and derived values after the means at ``at`` went from ``old`` to ``means`` (and
+        the terms there to ``terms``): at those arms, and at every arm of the replicas whose m-th
+        or (m+1)-th largest mean moved."""
         rows, flat = at
-        means = self._means_of(stats, terms, at)
-        kept = self._means.reshape(-1)
-        old = kept[flat]
-        mth, next_one = self._mth[rows, 0], self._next[rows, 0]
+        if self._mean_term is None:  # else the means were stored with the terms
+            self._means.reshape(-1)[flat] = means
+        mth, next_one = self._mth[rows], self._next[rows]
         # the m-th and (m+1)-th largest stay put when the arm's old and new means are both
         # above the m-th or both below the (m+1)-th
-        moved = ~(((old > mth) & (means > mth)) | ((old < next_one) & (means < next_one)))
-        kept[flat] = means
-        if 4 * np.count_nonzero(moved) > self._means.shape[0]:  # a pass over all beats gathering
+        moved = ~((np.minimum(old, means) > mth) | (np.maximum(old, means) < next_one))
+        n_moved = np.count_nonzero(moved)
+        if 4 * n_moved > self._means.shape[0]:  # a pass over all beats gathering
             self._refresh()
             return
-        if moved.any():
-            self._refresh(rows[moved])
-            mth, next_one = self._mth[rows, 0], self._next[rows, 0]
-        gaps = gaps_to_boundary(means, mth, next_one, self._style)
+        gaps = gaps_to_boundary(means, mth, next_one, self._style)  # wrong where moved: redone below
         self.gaps.reshape(-1)[flat] = gaps
         if self._derive is not None:
             self.derived.reshape(-1)[flat] = self._derive(terms, gaps)
+        if n_moved:
+            self._refresh(rows[moved])
 
     def _refresh(self, rows: np.ndarray | None = None) -> None:
         """Recompute the boundary means, gaps and derived values of replicas ``rows`` (all: None)."""
@@ -273,12 +278,11 @@ class KeptIndex:
         mth, next_one = _boundary(means, self._top_m)
         gaps = gaps_to_boundary(means, mth, next_one, self._style)
         if rows is None:
-            self._mth, self._next, self.gaps = mth.copy(), next_one.copy(), gaps
+            self._mth, self._next, self.gaps = mth[:, 0].copy(), next_one[:, 0].copy(), gaps
         else:
-            self._mth[rows], self._next[rows], self.gaps[rows] = mth, next_one, gaps
+            self._mth[rows], self._next[rows], self.gaps[rows] = mth[:, 0], next_one[:, 0], gaps
         if self._derive is not None:
-            derived = self._derive(self.terms if rows is None else self.terms[self._derive_reads, rows], gaps)
             if rows is None:
-                self.derived = derived
-            else:
-                self.derived[rows] = derived
+                self.derived = self._derive(self.terms, gaps)
+            else:  # np.take: several times faster than self.terms[reads, rows]
+                self.derived[rows] = self._derive(np.take(self.terms[self._derive_reads], rows, axis=1), gaps)
