@@ -24,9 +24,18 @@ from armlab.stats import ArmStats
 __all__ = ["SHAdaVar", "SHVar", "forced_stage_pulls", "variance_inflation"]
 
 
+def _all(mask: np.ndarray) -> bool:
+    """Whether every entry is nonzero (``count_nonzero`` skips the ufunc reduction of ``all``)."""
+    return np.count_nonzero(mask) == mask.size
+
+
 def _uncertainty(weights: np.ndarray, pulls: np.ndarray, active: np.ndarray) -> np.ndarray:
     """``weights / pulls`` of active arms, ``+inf`` for an active arm not pulled, ``-inf`` for an
-    eliminated one: the row's argmax (lowest index on ties) is the most uncertain active arm."""
+    eliminated one: the row's argmax (lowest index on ties) is the most uncertain active arm.
+
+    The common case, every arm active and pulled, is one division (the same one)."""
+    if _all(pulls) and _all(active):
+        return weights / pulls
     ratio = np.full(np.shape(weights), np.inf)
     np.divide(weights, pulls, out=ratio, where=pulls > 0)
     return np.where(active, ratio, -np.inf)
@@ -120,13 +129,13 @@ class SHAdaVar(SequentialHalving):
         super().reset(problem, replicas, rng)
         self.forced_pulls = forced_stage_pulls(self.params.delta)
         shape = (replicas, problem.n_arms)
-        self._past_forced = np.zeros(replicas, dtype=np.int64)  # stage pulls - |A_s| L: < 0 forced
-        # U / N of the active arms (SHVar's rule with U) and the active arms whose bound is
-        # invalid; not kept while every replica is in its forced round robin, which reads neither
+        self._forced_end = np.zeros(replicas, dtype=np.int64)  # dispatches that end the forced phase
+        # U / N of the active arms (SHVar's rule with U); not kept while every replica is in
+        # its forced round robin, which does not read it
         self._ratio = np.empty(shape)
-        self._unsure = np.zeros(shape, dtype=bool)
         self._ratios_kept = False
-        self._flat_ratio, self._flat_unsure = self._ratio.reshape(-1), self._unsure.reshape(-1)  # views
+        self._flat_ratio = self._ratio.reshape(-1)  # a view
+        self._row_starts = np.arange(replicas) * problem.n_arms  # flat position of each row's arm 0
         self._flat_pulls = self.round_robin.kept.reshape(-1)
         self._inflation = variance_inflation(np.arange(4 * self.forced_pulls), self.params.delta)
 
@@ -135,49 +144,72 @@ class SHAdaVar(SequentialHalving):
         return self._bounds(self.stage_n, self.stage_m2)
 
     def _bounds(self, stage_n: np.ndarray, stage_m2: np.ndarray) -> np.ndarray:
-        """:meth:`variance_bounds` from the stage counts and ``M2`` of some arms."""
-        if stage_n.size and stage_n.max() >= self._inflation.size:  # factors by count, grown on demand
+        """:meth:`variance_bounds` from the stage counts and ``M2`` of some arms.
+
+        The common case, every bound valid, skips the masked division (same values)."""
+        try:
+            factor = self._inflation[stage_n]
+        except IndexError:  # factors by count, grown on demand
             self._inflation = variance_inflation(np.arange(2 * stage_n.max() + 1), self.params.delta)
-        factor = self._inflation[stage_n]
+            factor = self._inflation[stage_n]
         valid = np.isfinite(factor)  # implies N > 1
-        bounds = np.full(factor.shape, np.inf)
-        np.divide(stage_m2, stage_n - 1, out=bounds, where=valid)  # the unbiased sample variance
+        if _all(valid):
+            bounds = stage_m2 / (stage_n - 1)  # the unbiased sample variance
+        else:
+            bounds = np.full(factor.shape, np.inf)
+            np.divide(stage_m2, stage_n - 1, out=bounds, where=valid)
         np.multiply(bounds, factor, out=bounds)  # invalid: inf x inf = inf
         return bounds
 
     def _refresh(self, stats: ArmStats, rows: np.ndarray | None, flat: np.ndarray | slice) -> np.ndarray:
-        before = None if rows is None else self._flat_pulls[flat]
+        """Also keeps :attr:`_forced_end`, the replica's dispatches at which its active arms
+        have ``|A_s| L`` stage pulls: the forced phase lasts while ``dispatched`` is below it.
+
+        It is set by a whole recomputation only: the kept values are read (:meth:`select`) only
+        while no trial was ever released, and a policy dispatches active arms only, so each
+        dispatch since adds one stage pull of an active arm."""
         pulls = super()._refresh(stats, rows, flat)
         if rows is None:
-            self._past_forced[:] = np.where(stats.active, self.round_robin.kept - self.forced_pulls, 0).sum(axis=1)
+            past_forced = np.where(stats.active, self.round_robin.kept - self.forced_pulls, 0).sum(axis=1)
+            np.subtract(stats.dispatched, past_forced, out=self._forced_end)
             self._ratios_kept = False  # recomputed when first read
-            return pulls
-        active = stats.active.reshape(-1)[flat]
-        self._past_forced[rows] += np.where(active, pulls - before, 0)  # rows are unique
-        if self._ratios_kept:
-            self._refresh_ratios(flat, pulls, active)
+        elif self._ratios_kept:
+            self._refresh_ratios(flat, pulls, stats.active.reshape(-1)[flat])
         return pulls
 
     def _refresh_ratios(self, flat: np.ndarray | slice, pulls: np.ndarray, active: np.ndarray) -> None:
-        """Recompute :attr:`_ratio` and :attr:`_unsure` at flat positions ``flat``, whose stage
-        pulls and activity are ``pulls`` and ``active``."""
+        """Recompute :attr:`_ratio` at flat positions ``flat``, whose stage pulls and activity
+        are ``pulls`` and ``active``."""
         bounds = self._bounds(self._flat_n[flat], self._flat_m2[flat])
         self._flat_ratio[flat] = _uncertainty(bounds, pulls, active)
-        self._flat_unsure[flat] = active & np.isinf(bounds)
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
         pulls = self.round_robin.kept  # stage pulls; eliminated arms have more than 2**30
-        forced = self._past_forced < 0
-        if forced.all():
+        forced = stats.dispatched < self._forced_end
+        if _all(forced):
             return np.argmin(pulls, axis=1)
         if not self._ratios_kept:
             self._refresh_ratios(slice(None), self._flat_pulls, stats.active.reshape(-1))
             self._ratios_kept = True
         arms = np.argmax(self._ratio, axis=1)
-        if self._unsure.any():  # some bound still invalid: the one with the fewest pulls first
-            rows = np.flatnonzero(self._unsure.any(axis=1))
-            arms[rows] = np.argmin(np.where(self._unsure[rows], pulls[rows], np.iinfo(pulls.dtype).max), axis=1)
-        if forced.any():
+        self._unsure_first(stats, arms)
+        if np.count_nonzero(forced):
             rows = np.flatnonzero(forced)
             arms[rows] = np.argmin(pulls[rows], axis=1)
         return arms
+
+    def _unsure_first(self, stats: ArmStats, arms: np.ndarray) -> None:
+        """Where some active arm's bound is invalid ("unsure"), replace ``arms`` by the unsure
+        arm with the fewest stage pulls (lowest index on ties).
+
+        An unsure arm's ratio is ``+inf``, so only the rows whose chosen ratio is ``+inf`` are
+        looked at (rarely any once the forced phase is over): their bounds are recomputed."""
+        infinite = np.isinf(self._flat_ratio[self._row_starts + arms])  # -inf: no active arm, none unsure
+        if not np.count_nonzero(infinite):
+            return
+        rows = np.flatnonzero(infinite)
+        unsure = stats.active[rows] & np.isinf(self._bounds(self.stage_n[rows], self.stage_m2[rows]))
+        some = unsure.any(axis=1)  # an infinite ratio without an unsure arm: an arm not pulled
+        rows, unsure = rows[some], unsure[some]
+        pulls = self.round_robin.kept[rows]
+        arms[rows] = np.argmin(np.where(unsure, pulls, np.iinfo(pulls.dtype).max), axis=1)
