@@ -207,4 +207,3 @@ class PACTopM(Seed003Rule):
         total = np.maximum(stats.observed, 1)[:, None]
         width = lucb_width(trials, total, stats.n_arms, self.params.delta)
         return np.argmax(np.subtract(width, gaps, out=width), axis=1)
-

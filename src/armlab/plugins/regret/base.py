@@ -17,7 +17,7 @@ from pydantic import Field
 
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._index import select_by_index
+from armlab.plugins.policies._index import IndexWarmup
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -75,6 +75,7 @@ class IndexPolicy(Policy):
             )
         self.inv_n = np.zeros((replicas, problem.n_arms))
         self.inv_sqrt_n = np.zeros((replicas, problem.n_arms))
+        self._warmup = IndexWarmup(need=1)
 
     def pulls_each_arm_first(self) -> bool:
         """Whether the policy starts with one pull of each arm (then it needs ``T >= K``)."""
@@ -90,5 +91,8 @@ class IndexPolicy(Policy):
         """The index ``(R, K)``; entries of arms without observations are ignored."""
 
     def select(self, stats: ArmStats) -> np.ndarray:
+        """:func:`~armlab.plugins.policies._index.select_by_index` of :meth:`index`, a plain
+        argmax once every arm of every replica has a result and is active (:class:`IndexWarmup`);
+        the index is not computed while every replica is still in its first-pull round robin."""
         rng = self.rng if self.params.tie_break == "random" else None
-        return select_by_index(stats, partial(self.index, stats), need=1, rng=rng)
+        return self._warmup.select(stats, partial(self.index, stats), rng)

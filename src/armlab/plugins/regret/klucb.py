@@ -7,7 +7,6 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.policies._index import IndexWarmup
 from armlab.plugins.policies._level_index import ConcaveLevelIndex
 from armlab.plugins.regret.base import IndexPolicy, RegretParams, require_unit_rewards
 from armlab.plugins.regret.bounds import (
@@ -66,7 +65,6 @@ class KLUCB(IndexPolicy):
         # the root's numerical error (Newton < 1e-10, bisection < its tolerance) stays below the slack
         slack = 1e-8 if self.params.solver == "newton" else 4 * BISECTION_TOL
         self._lazy = ConcaveLevelIndex(self._solve_at, replicas, problem.n_arms, slack)
-        self._warmup = IndexWarmup(need=1)
         self._stats: ArmStats | None = None
         self._f = np.zeros(replicas)
 

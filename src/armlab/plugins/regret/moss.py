@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.policies._index import IndexWarmup
 from armlab.plugins.regret.base import IndexPolicy, RegretParams, decision_index
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
@@ -48,7 +46,6 @@ class MOSS(IndexPolicy):
         self.cached = np.zeros((replicas, problem.n_arms))  # the T-form index
         self._index = np.empty((replicas, problem.n_arms))  # the t-form index
         self._log_horizon = np.log(problem.budget)
-        self._warmup = IndexWarmup(need=1)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         super().update(stats, rows, arms, rewards)
@@ -69,7 +66,3 @@ class MOSS(IndexPolicy):
         np.multiply(index, self.inv_n, out=index)
         np.sqrt(index, out=index)
         return np.add(stats.means, index, out=index)
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, partial(self.index, stats), rng)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from functools import partial
 
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.policies._index import IndexWarmup
 from armlab.plugins.regret.base import IndexPolicy, RegretParams, decision_index
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
@@ -41,7 +39,6 @@ class OCUCB(IndexPolicy):
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
         self._index = np.empty((replicas, problem.n_arms))
-        self._warmup = IndexWarmup(need=1)
 
     def index(self, stats: ArmStats) -> np.ndarray:
         """The index ``(R, K)`` (a buffer reused at every call: read it, do not keep it)."""
@@ -52,7 +49,3 @@ class OCUCB(IndexPolicy):
         scale = scale[0] if scale[0] == scale[-1] and (scale == scale[0]).all() else scale[:, None]
         np.multiply(self.inv_sqrt_n, scale, out=self._index)
         return np.add(stats.means, self._index, out=self._index)
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, partial(self.index, stats), rng)

@@ -3,12 +3,10 @@ estimates in multi-armed bandits", TCS 410)."""
 
 from __future__ import annotations
 
-from functools import partial
 
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.policies._index import IndexWarmup
 from armlab.plugins.regret.base import IndexPolicy, RegretParams, decision_index
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
@@ -47,7 +45,6 @@ class UCBV(IndexPolicy):
         self.sd_over_sqrt_n = np.zeros((replicas, problem.n_arms))  # sqrt(V_k / N_k)
         self._index = np.empty((replicas, problem.n_arms))
         self._range_term = np.empty((replicas, problem.n_arms))
-        self._warmup = IndexWarmup(need=1)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         super().update(stats, rows, arms, rewards)
@@ -68,7 +65,3 @@ class UCBV(IndexPolicy):
         np.add(stats.means, self._index, out=self._index)
         np.multiply(self.inv_n, slope, out=self._range_term)
         return np.add(self._index, self._range_term, out=self._index)
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, partial(self.index, stats), rng)
