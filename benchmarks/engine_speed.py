@@ -74,10 +74,14 @@ def build(policy_cls, k: int, r: int, budget: int) -> Simulation:
     raise AssertionError("unreachable")
 
 
+def budget_for(k: int, skip: int, steps: int) -> int:
+    """A budget that no policy exhausts before the timed window ends."""
+    return max(20 * k * max(1, math.ceil(math.log2(k))), k + skip + steps + 1)
+
+
 def engine_speed(policy_cls, k: int, r: int, steps: int, skip: int = 0) -> float | None:
-    budget = max(20 * k * max(1, math.ceil(math.log2(k))), k + skip + steps + 1)
     try:
-        sim = build(policy_cls, k, r, budget)
+        sim = build(policy_cls, k, r, budget_for(k, skip, steps))
     except ConfigError as exc:
         print(f"  skip {policy_cls.name} K={k}: {exc}", file=sys.stderr)
         return None
