@@ -37,6 +37,7 @@ import math
 import os
 import platform
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -241,16 +242,20 @@ def in_engine_speeds(policy_cls, k: int, r: int, skip: int, steps: int) -> tuple
     return speeds[0], speeds[1]
 
 
-def quantile_ns(batch: int, repeats: int = 20) -> float:
+def ns_per_entry(solve: Callable[[], object], batch: int, repeats: int) -> float:
+    """Nanoseconds per entry of ``solve``, a call over ``batch`` entries (after one untimed call)."""
+    solve()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        solve()
+    return (time.perf_counter() - start) / repeats / batch * 1e9
+
+
+def quantile_ns(batch: int) -> float:
     """Nanoseconds per entry of scipy's Beta upper quantile on posteriors like Bayes-UCB's."""
     rng = np.random.default_rng(0)
     a, b = rng.integers(1, 200, batch).astype(float), rng.integers(1, 200, batch).astype(float)
-    tail = np.full(batch, 1.0 / 5000.0)
-    special.betainccinv(a, b, tail)
-    start = time.perf_counter()
-    for _ in range(repeats):
-        special.betainccinv(a, b, tail)
-    return (time.perf_counter() - start) / repeats / batch * 1e9
+    return ns_per_entry(partial(special.betainccinv, a, b, np.full(batch, 1.0 / 5000.0)), batch, 20)
 
 
 @numba.njit(cache=False)
@@ -259,19 +264,13 @@ def _roots(p, delta, h, out):
         out[j] = kl_index(p[j], delta[j], h[j])
 
 
-def root_ns(batch: int, repeats: int = 200) -> tuple[float, float]:
+def root_ns(batch: int) -> tuple[float, float]:
     """Nanoseconds per KL-UCB root, compiled and in armlab's numpy batches of ``batch``."""
     rng = np.random.default_rng(0)
     p, delta = rng.random(batch), 8.0 / rng.integers(5, 200, batch)
-    h, out = neg_entropy(p), np.empty(batch)
-    _roots(p, delta, h, out)
-    times = []
-    for solve in (partial(_roots, p, delta, h, out), partial(klucb_bernoulli, p, delta, "newton", h)):
-        start = time.perf_counter()
-        for _ in range(repeats):
-            solve()
-        times.append((time.perf_counter() - start) / repeats / batch * 1e9)
-    return times[0], times[1]
+    h = neg_entropy(p)
+    compiled = ns_per_entry(partial(_roots, p, delta, h, np.empty(batch)), batch, 200)
+    return compiled, ns_per_entry(partial(klucb_bernoulli, p, delta, "newton", h), batch, 200)
 
 
 def root_mismatches() -> int:

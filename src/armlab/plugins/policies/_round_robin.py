@@ -51,7 +51,7 @@ class RoundRobin:
         flight (every trial dispatched was observed) the pulls are the counts, which saves a
         pass.
         """
-        if (stats.dispatched == stats.observed).all():
+        if stats.all_observed():
             return np.subtract(stats.counts, self._start, out=self.kept)
         self.refresh(stats, slice(None))
         return self.kept

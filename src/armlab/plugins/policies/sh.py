@@ -133,7 +133,7 @@ class SequentialHalving(Policy):
         most = stats.dispatched.max()
         if most >= self._next_close:
             self._advance(stats)
-        if not (self._kept and self._updated and (stats.dispatched == stats.observed).all()):
+        if not (self._kept and self._updated and stats.all_observed()):
             self._refresh(stats, None, slice(None))
             self._kept = True
         self._updated = False

@@ -45,14 +45,11 @@ class Uniform(Policy):
 
     def _round_robin(self, stats: ArmStats) -> np.ndarray:
         """The active arm with the fewest pulls, lowest index first.  With every arm active
-        no mask is needed; if also every replica has ``dispatched == observed``, nothing is
-        pending (a released trial would leave ``dispatched`` ahead for good), so the pulls
-        are the counts: one pass instead of three."""
+        no mask is needed, and with every trial observed (:meth:`ArmStats.all_observed`) the
+        pulls are the counts: one pass instead of three."""
         if not stats.active.all():
             return np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
-        if (stats.dispatched == stats.observed).all():
-            return np.argmin(stats.counts, axis=1)
-        return np.argmin(stats.pulls, axis=1)
+        return np.argmin(stats.counts if stats.all_observed() else stats.pulls, axis=1)
 
     def _random_arm(self, stats: ArmStats) -> np.ndarray:
         u = self.rng.uniform(stats.dispatched, 1)[:, 0]

@@ -105,7 +105,7 @@ class DMED(Policy):
         self._waiting[rows] = listed
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        in_sync = bool((stats.dispatched == stats.observed).all())
+        in_sync = stats.all_observed()
         if not (in_sync and self._in_sync):
             self._waiting = self.waiting(stats)
         self._in_sync = in_sync

@@ -81,7 +81,7 @@ class UCBImproved(Policy):
     def select(self, stats: ArmStats) -> np.ndarray:
         pulls = self.round_robin.pulls(stats)
         fewest = np.argmin(pulls, axis=1)
-        if (stats.dispatched == stats.observed).all():  # nothing pending: the pulls are the counts
+        if stats.all_observed():  # nothing pending: the pulls are the counts
             low = pulls[np.arange(stats.replicas), fewest]
         else:
             low = np.where(stats.active, stats.counts, np.iinfo(np.int64).max).min(axis=1)

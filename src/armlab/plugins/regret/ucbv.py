@@ -3,7 +3,6 @@ estimates in multi-armed bandits", TCS 410)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 from pydantic import Field
 
