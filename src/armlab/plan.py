@@ -7,7 +7,7 @@ All problems are collected and reported together, each naming its field, so one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import ValidationError
@@ -64,6 +64,7 @@ class ExperimentPlan:
     policies: list[PolicySpec]
     allocator_cls: type[Allocator]
     allocator_params: PluginParams
+    registry: Registry = field(compare=False, repr=False)  # the plugins that built it (observers)
 
     @property
     def multi_bandit(self) -> bool:
@@ -162,15 +163,30 @@ def build_plan(config: ExperimentConfig, registry: Registry, dry_run: bool = Tru
         specs.append(PolicySpec(entry.display_label, entry.plugin, cls, params, own_cls, own_params))
     if errors:
         raise ConfigError("invalid experiment:\n  " + "\n  ".join(errors))
-    plan = ExperimentPlan(config, bandits, specs, allocator_cls, allocator_params)
-    if plan.multi_bandit and any(issubclass(b.source_cls, LiveSource) for b in bandits):
-        raise ConfigError(
-            "invalid experiment:\n  bandits: multi-bandit experiments are simulated; "
-            "a live source can only serve a one-source experiment ([source])"
-        )
+    plan = ExperimentPlan(config, bandits, specs, allocator_cls, allocator_params, registry)
+    _check_live_bandits(plan)
     if dry_run:
         _dry_run(plan)
     return plan
+
+
+def _check_live_bandits(plan: ExperimentPlan) -> None:
+    """Several bandits run live only when every source is live and runs trials the same way."""
+    if not plan.multi_bandit:
+        return
+    live = [issubclass(b.source_cls, LiveSource) for b in plan.bandits]
+    if any(live) and not all(live):
+        raise ConfigError(
+            "invalid experiment:\n  bandits: every bandit's source must be live, or none: "
+            f"{', '.join(b.label for b, on in zip(plan.bandits, live, strict=True) if on)} live, the others simulated"
+        )
+    if all(live):
+        runs = {b.source_cls.runs_trials for b in plan.bandits}
+        if len(runs) > 1:
+            raise ConfigError(
+                "invalid experiment:\n  bandits: the live sources must all run their own trials "
+                "(callback, command, webhook) or all be 'external' (trials handed out by `armlab serve`)"
+            )
 
 
 def _bandit_specs(config: ExperimentConfig, registry: Registry, errors: list[str]) -> list[BanditSpec]:

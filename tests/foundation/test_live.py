@@ -13,6 +13,7 @@ from structlog.testing import capture_logs
 
 from armlab import ConfigError, LiveSource, TrialFailed, hookimpl, run_experiment
 from armlab.config import validate_config
+from armlab.orchestrator.asktell import Experiment
 from armlab.orchestrator.live import LiveRun
 from armlab.plugins.interfaces import PluginParams
 from armlab.plugins.manager import get_plugin_manager
@@ -69,7 +70,9 @@ class LatentSource(LiveSource):
 
 def live(policy, source, budget=60, **kw):
     problem = Problem(objective=Objective.BEST_ARM, budget=budget, n_arms=source.n_arms)
-    return LiveRun(policy=policy, source=source, problem=problem, seed=1, **kw)
+    timeout = kw.pop("timeout", None)
+    experiment = Experiment(lambda: policy, [problem], 1, **kw)
+    return LiveRun(experiment=experiment, sources=[source], timeout=timeout)
 
 
 async def test_all_trials_complete_within_the_in_flight_limit():

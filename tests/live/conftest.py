@@ -46,7 +46,8 @@ def make_experiment(
 ) -> Experiment:
     problem = Problem(objective=Objective.BEST_ARM, budget=budget, n_arms=n_arms,
                       reward_range=kw.pop("reward_range", (0.0, 1.0)))
-    return Experiment(policy or UCB1(), problem, seed, in_flight=in_flight, **kw)
+    policy = policy or UCB1()
+    return Experiment(lambda: policy, [problem], seed, in_flight=in_flight, **kw)
 
 
 def state_of(experiment: Experiment) -> dict[str, Any]:

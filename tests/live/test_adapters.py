@@ -237,7 +237,7 @@ def test_deferred_rewards_need_the_service(live, registry):
 async def test_live_run_waits_for_deferred_reports_under_the_timeout(live):
     source = webhook(lambda r: httpx.Response(202), reward_in_response=False)
     exp = live.experiment(Uniform(), budget=4, in_flight=2)
-    run = LiveRun(source=source, experiment=exp, timeout=0.5)
+    run = LiveRun(sources=[source], experiment=exp, timeout=0.5)
 
     async def reporter():
         while exp.counters.closed < 3:
@@ -259,7 +259,7 @@ async def test_cancelled_trials_stay_pending(live):
         await anyio.sleep_forever()
 
     exp = live.experiment(UCB1(), budget=5, in_flight=2)
-    run = LiveRun(source=Callback.from_function(never, arms=3), experiment=exp)
+    run = LiveRun(sources=[Callback.from_function(never, arms=3)], experiment=exp)
     with anyio.move_on_after(0.1):
         await run.run()
     assert [t.id for t in exp.pending_trials()] == [0, 1] and run.outcomes == []

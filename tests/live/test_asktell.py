@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from structlog.testing import capture_logs
 
+from armlab import events
 from armlab.adapters.base import RewardRejected
 from armlab.orchestrator.live_types import (
     ExperimentState,
@@ -151,25 +151,32 @@ def test_recorder_runs_before_the_change_and_can_veto_it(live):
     assert exp.record(trial.id).status is TrialStatus.PENDING and exp.stats.counts.sum() == 0
 
 
-def test_events_and_logs(live, clock):
-    events = []
-    exp = live.experiment(budget=2, in_flight=2, recorder=events.append, clock=clock, checkpoints=[1, 2])
-    with capture_logs() as logs:
-        t0 = exp.ask(key="k")
-        clock.now += 5
-        exp.tell(t0.id, 0.75)
-        t1 = exp.ask()
-        exp.abandon(t1.id, "no")
-    assert [(e.kind, e.trial, e.arm, e.reward, e.key, e.at) for e in events] == [
-        ("dispatch", 0, 0, None, "k", 1000.0),
-        ("result", 0, 0, 0.75, None, 1005.0),
-        ("dispatch", 1, 1, None, None, 1005.0),
-        ("abandoned", 1, 1, None, None, 1005.0),
+def test_journal_records_and_typed_events(live, clock):
+    records, seen = [], []
+    exp = live.experiment(budget=2, in_flight=2, recorder=records.append, clock=clock, checkpoints=[1, 2])
+    exp.add_listener(seen.append)
+    t0 = exp.ask(key="k")
+    clock.now += 5
+    exp.tell(t0.id, 0.75)
+    t1 = exp.ask()
+    exp.abandon(t1.id, "no")
+    assert [(e.kind, e.trial, e.arm, e.bandit, e.reward, e.key, e.at) for e in records] == [
+        ("dispatch", 0, 0, 0, None, "k", 1000.0),
+        ("result", 0, 0, 0, 0.75, None, 1005.0),
+        ("dispatch", 1, 1, 0, None, None, 1005.0),
+        ("abandoned", 1, 1, 0, None, None, 1005.0),
     ]
-    names = [e["event"] for e in logs]
-    assert names == ["trial_dispatched", "trial_completed", "checkpoint", "trial_dispatched", "budget_spent",
-                     "trial_abandoned", "checkpoint"]
-    assert logs[1]["trial"] == 0 and logs[1]["arm"] == 0 and logs[1]["reward"] == 0.75
+    assert seen == [
+        events.TrialDispatched(trial=0, bandit=0, arm=0, pull=0),
+        events.TrialObserved(trial=0, bandit=0, arm=0, reward=0.75),
+        events.RecommendationChanged(bandit=0, trials=1, recommendation=0),
+        events.CheckpointReached(trials=1, recommendation=0),  # before the next dispatch
+        events.TrialDispatched(trial=1, bandit=0, arm=1, pull=0),
+        events.ExperimentStopped(reason="budget", trials=2),
+        events.TrialAbandoned(trial=1, bandit=0, arm=1, reason="no"),
+        events.CheckpointReached(trials=2, recommendation=0),  # the last one: once nothing is pending
+    ]
+    assert seen[1].to_dict() == {"event": "trial_observed", "trial": 0, "bandit": 0, "arm": 0, "reward": 0.75}
     assert exp.recommendations == [0, 0]
 
 

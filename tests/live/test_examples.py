@@ -33,11 +33,12 @@ def test_command_example_runs_the_assay_script(registry, monkeypatch):
     assert result["recommendation"] in range(4)
 
 
-async def test_service_example_with_its_client(registry, tmp_path):
+@pytest.mark.parametrize(("name", "bandits"), [("ab_service.toml", 1), ("three_ab_tests.toml", 3)])
+async def test_service_example_with_its_client(registry, tmp_path, name, bandits):
     spec = importlib.util.spec_from_file_location("armlab_example_client", EXAMPLES / "client.py")
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    config = load_config(EXAMPLES / "ab_service.toml")
+    config = load_config(EXAMPLES / name)
     config = config.model_copy(update={"problem": config.problem.model_copy(update={"budget": 60}),
                                        "checkpoint_every": None})
     session = LiveSession.open(journal=tmp_path / "ab.sqlite", config=config, registry=registry)
@@ -52,11 +53,12 @@ async def test_service_example_with_its_client(registry, tmp_path):
                 tg.start_soon(client.worker, worker, 0.005)
         status = (await client.http.get("/status")).json()
     await client.close()
-    assert status["state"] == "finished" and sum(status["counts"]) == 60 and client.told == 60
-    names = status["arm_names"]
+    assert status["state"] == "finished" and client.told == 60
+    assert sum(sum(b["counts"]) for b in status["bandits"]) == 60 and len(status["bandits"]) == bandits
     results = [e for e in session.journal.events() if e.kind == "result"]
-    assert len(results) == 60
+    assert len(results) == 60 and len({e.bandit for e in results}) == bandits
     for event in results:
         trial = session.experiment.record(event.trial).trial
+        names = status["bandits"][trial.bandit]["arm_names"]
         assert event.reward == example.outcome(names[trial.arm], trial.pull)
     session.close()

@@ -71,6 +71,33 @@ def test_open_errors(tmp_path):
         Journal.open(tmp_path / "j.sqlite")
 
 
+_FORMAT_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, trial INTEGER NOT NULL,
+    arm INTEGER NOT NULL, reward REAL, reason TEXT NOT NULL DEFAULT '', key TEXT, at REAL NOT NULL
+);
+INSERT INTO meta VALUES ('format', '1'), ('seed', '4');
+INSERT INTO events (kind, trial, arm, reward, key, at) VALUES ('dispatch', 0, 2, NULL, 'k', 1.0);
+INSERT INTO events (kind, trial, arm, reward, key, at) VALUES ('result', 0, 2, 0.5, NULL, 2.0);
+"""
+
+
+def test_a_format_1_journal_is_migrated_to_the_bandit_column(tmp_path):
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(_FORMAT_1)
+    db.close()
+    with Journal.open(path) as journal:
+        assert journal.meta["format"] == FORMAT_VERSION == 2
+        assert list(journal.events()) == [
+            Event("dispatch", 0, 2, 0, key="k", at=1.0), Event("result", 0, 2, 0, reward=0.5, at=2.0),
+        ]
+        journal.append(Event("dispatch", 1, 0, 3, at=3.0))
+    with Journal.open(path) as journal:  # migrated once, readable again
+        assert [e.bandit for e in journal.events()] == [0, 0, 3]
+
+
 _READ = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1], timeout=0).execute('SELECT count(*) FROM events').fetchone()[0])"
 
 

@@ -46,6 +46,32 @@ in_flight = 6
 plugin = "thompson"
 """
 
+#: Three live bandits sharing the budget under greedy confidence pursuit.
+MULTI_CONFIG = """
+name = "crash-test-multi"
+seed = 4
+[problem]
+objective = "best-arm"
+budget = {budget}
+[[bandits]]
+label = "checkout"
+source = {{plugin = "external", arms = ["A", "B"], reward_min = 0, reward_max = 1}}
+[[bandits]]
+label = "banner"
+source = {{plugin = "external", arms = ["C", "A", "B"], reward_min = 0, reward_max = 1}}
+[[bandits]]
+label = "email"
+source = {{plugin = "external", arms = ["B", "C"], reward_min = 0, reward_max = 1}}
+[allocator]
+plugin = "gcp-bayes"
+warmup_per_arm = 3
+[feedback]
+in_flight = 6
+[[policies]]
+plugin = "bayes-topm"
+warmup_per_arm = 3
+"""
+
 
 def _load_client():
     spec = importlib.util.spec_from_file_location("armlab_example_client", CLIENT)
@@ -100,11 +126,13 @@ async def _status(url: str) -> dict:
 
 
 @pytest.mark.timeout(240)
-async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry):
+@pytest.mark.parametrize(("template", "policy"), [(CONFIG, "thompson"), (MULTI_CONFIG, "bayes-topm")],
+                         ids=["one-bandit", "three-bandits-gcp"])
+async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry, template, policy):
     """Concurrent clients, two SIGKILLs at random points, restarts on the same journal."""
     budget = 120
     config, journal, acks = tmp_path / "crash.toml", tmp_path / "crash.sqlite", tmp_path / "acks.jsonl"
-    config.write_text(CONFIG.format(budget=budget))
+    config.write_text(template.format(budget=budget))
     service = await Service(config, journal).started()
     client = subprocess.Popen(
         [sys.executable, str(CLIENT), "--url", service.url, "--clients", "6", "--latency", "0.02",
@@ -136,7 +164,7 @@ async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry):
             client.communicate()
         code, last_line = service.stop()
     assert len(kills) == 2, f"the run ended before both kills: {kills}"
-    assert code == 0 and "thompson: finished" in last_line
+    assert code == 0 and f"{policy}: finished" in last_line
 
     with Journal.open(journal) as opened:
         events = list(opened.events())
@@ -151,19 +179,20 @@ async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry):
     # the same seed and answers, without interruption, in the journal's order: the same run
     outcome = _load_client().outcome
     reference = LiveSession.from_plan(build_plan(load_config(config), registry))
-    names = reference.source.arm_names
     for e in events:
         if e.kind == "dispatch":
             trial = reference.experiment.ask(e.key)
-            assert (trial.id, trial.arm) == (e.trial, e.arm)
+            assert (trial.id, trial.bandit, trial.arm) == (e.trial, e.bandit, e.arm)
         else:
-            record = reference.experiment.record(e.trial)
-            answer = outcome(names[record.trial.arm], record.trial.pull)
+            trial = reference.experiment.record(e.trial).trial
+            answer = outcome(reference.arm_names(trial.bandit)[trial.arm], trial.pull)
             assert answer == e.reward
             reference.experiment.tell(e.trial, answer)
     expected = reference.experiment.status()
     for key in ("state", "dispatched", "counts", "means", "recommendation", "recommendations"):
         assert final[key] == expected[key], key
+    assert [b["counts"] for b in final["bandits"]] == [b["counts"] for b in expected["bandits"]]
+    assert len({e.bandit for e in events}) == len(final["bandits"])  # every bandit got trials
 
 
 @pytest.mark.timeout(120)

@@ -1,16 +1,21 @@
-"""The ask/tell core of a live experiment: one synchronous, I/O-free state machine.
+"""The ask/tell state machine of a live experiment: one replica of the engine core, no I/O.
 
 Everything that drives a live experiment goes through :class:`Experiment`: the async
-:class:`~armlab.orchestrator.live.LiveRun` (armlab runs the trials through a source), the
-HTTP service (clients run them and report back), and journal replay (the journal says what
-happened).  So there is exactly one set of rules for trials, budget and reports.
+:class:`~armlab.orchestrator.live.LiveRun` (armlab runs the trials through its sources),
+the HTTP service (clients run them and report back), and journal replay (the journal says
+what happened).  Its decisions come from the engine core that Monte Carlo runs use
+(:class:`~armlab.orchestrator.core.DecisionCore` with one replica), so allocators, several
+bandits (``[[bandits]]``), stopping rules and checkpoints behave as in simulation.
 
-Every change is an :class:`Event` (``dispatch``, ``result``, ``failed``, ``abandoned``,
-``late``).  A method first validates its request, then hands the event to the ``recorder``
-(the journal, which makes it durable), and only then applies it.  If the recorder raises,
-nothing changed.  Because the policy's randomness is a pure function of (seed, replica,
-step) and the statistics a pure function of the events, applying the same events in the
-same order gives bit-identical state: that is how :meth:`Experiment.replay` resumes a run.
+Every change is a journal :class:`~armlab.orchestrator.live_types.Event` (``dispatch``,
+``result``, ``failed``, ``abandoned``, ``late``).  A method first validates its request,
+then hands the event to the ``recorder`` (the journal, which makes it durable), and only
+then applies it.  If the recorder raises, nothing changed.  Because the policies' and the
+allocator's randomness is a pure function of (seed, replica, step) and the statistics a
+pure function of the events, applying the same events in the same order gives bit-identical
+state: that is how :meth:`Experiment.replay` resumes a run.  After each applied change the
+listeners receive typed :mod:`armlab.events` (trial dispatched / observed / failed /
+abandoned, arm eliminated, recommendation changed, checkpoint, bandit confident, stopped).
 
 Pending trials count toward the budget and the in-flight limit and are visible to the
 policy through ``stats.pending`` (delayed feedback).  Report semantics, by trial id:
@@ -30,10 +35,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import structlog
 from scipy import special
 
+from armlab import events as ev
 from armlab.adapters.base import Trial, validate_reward
+from armlab.log import get_logger
+from armlab.orchestrator.core import DecisionCore
 from armlab.orchestrator.live_types import (
     Event,
     ExperimentState,
@@ -45,18 +52,19 @@ from armlab.orchestrator.live_types import (
     TrialStatus,
     UnknownTrial,
 )
-from armlab.plugins.interfaces import STOPPED, Policy
+from armlab.plugins.allocators.single import Single
+from armlab.plugins.interfaces import Allocator, Policy
 from armlab.problem import Objective, Problem
-from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
 __all__ = ["Experiment"]  # its vocabulary (events, states, errors) is in live_types
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _ROW = np.zeros(1, dtype=np.int64)
 _Z95 = float(special.ndtri(0.975))
 _MAX_REASON = 2000
+
 
 @dataclass
 class _Counters:
@@ -71,19 +79,22 @@ class _Counters:
 
 
 class Experiment:
-    """One live replica of ``policy`` on ``problem``: ask for trials, tell their rewards.
+    """One live replica of an experiment: ask for trials, tell their rewards.
 
-    ``in_flight`` bounds the pending trials; ``checkpoints`` are counts of finished trials
+    ``policy_factory()`` makes the policy of each bandit of ``problems`` (one problem for a
+    one-bandit experiment); ``allocator`` shares the budget between several bandits.
+    ``in_flight`` bounds the pending trials; ``checkpoints`` are counts of dispatched trials
     at which the recommendation is kept (as in simulated runs); ``recorder(event)`` is
     called before each change is applied (the journal); ``clock`` stamps events.
     """
 
     def __init__(
         self,
-        policy: Policy,
-        problem: Problem,
+        policy_factory: Callable[[], Policy],
+        problems: Sequence[Problem],
         seed: int,
         *,
+        allocator: Allocator | None = None,
         in_flight: int = 1,
         checkpoints: Sequence[int] = (),
         recorder: Callable[[Event], None] | None = None,
@@ -91,23 +102,23 @@ class Experiment:
     ) -> None:
         if in_flight < 1:
             raise ValueError("in_flight must be >= 1")
-        self.policy = policy
-        self.problem = problem
+        self.core = DecisionCore(
+            policy_factory=policy_factory, problems=problems, allocator=allocator or Single(),
+            seed=seed, replicas=_ROW, checkpoints=sorted(set(checkpoints)),
+        )
+        self.problems = self.core.problems
         self.seed = seed
         self.in_flight = in_flight
-        self.checkpoints = frozenset(checkpoints)
         self.recorder = recorder
         self.clock = clock
-        self.stats = ArmStats(1, problem.n_arms)
         self.trials: list[TrialRecord] = []
         self.counters = _Counters()
         self.recommendations: list[Any] = []
         self._pending: dict[int, TrialRecord] = {}
         self._by_key: dict[str, TrialRecord] = {}
-        self._stopped = False
         self._replay_at: float | None = None
-        self._listeners: list[Callable[[Event], None]] = []
-        policy.reset(problem, 1, KeyedRandom(seed, "policy", 0, replicas=_ROW))
+        self._listeners: list[ev.Listener] = []
+        self._announced: list[Any] = [None] * len(self.problems)  # last recommendation sent out
 
     def __repr__(self) -> str:
         c = self.counters
@@ -119,12 +130,28 @@ class Experiment:
 
     # -- state ---------------------------------------------------------------------------
     @property
+    def problem(self) -> Problem:
+        """The (first) bandit's problem; every bandit shares its budget."""
+        return self.problems[0]
+
+    @property
+    def stats(self) -> ArmStats:
+        """The (first) bandit's statistics."""
+        return self.core.stats[0]
+
+    @property
+    def stopped(self) -> bool:
+        """A stopping rule (or the allocator) ended the experiment before its budget."""
+        return bool(self.core.stopped_at[0] >= 0)
+
+    @property
     def state(self) -> ExperimentState:
         pending = len(self._pending)
-        if self._stopped or len(self.trials) >= self.problem.budget:
+        stopped = self.stopped
+        if stopped or len(self.trials) >= self.problem.budget:
             if pending == 0:
                 return ExperimentState.FINISHED
-            return ExperimentState.STOPPED if self._stopped else ExperimentState.BUDGET_SPENT
+            return ExperimentState.STOPPED if stopped else ExperimentState.BUDGET_SPENT
         if pending >= self.in_flight:
             return ExperimentState.IN_FLIGHT_FULL
         return ExperimentState.RUNNING
@@ -140,16 +167,16 @@ class Experiment:
             raise UnknownTrial(f"no trial with id {trial_id!r} ({known})")
         return self.trials[trial_id]
 
-    def add_listener(self, listener: Callable[[Event], None]) -> None:
-        """Call ``listener(event)`` after every applied change (drivers wake up on it)."""
+    def add_listener(self, listener: ev.Listener) -> None:
+        """Call ``listener(event)`` with every :mod:`armlab.events` event, after the change."""
         self._listeners.append(listener)
 
-    def remove_listener(self, listener: Callable[[Event], None]) -> None:
+    def remove_listener(self, listener: ev.Listener) -> None:
         self._listeners.remove(listener)
 
     # -- ask / tell ----------------------------------------------------------------------
     def ask(self, key: str | None = None) -> Trial:
-        """Dispatch the policy's next trial, or raise :class:`NoTrialAvailable`.
+        """Dispatch the next trial, or raise :class:`NoTrialAvailable`.
 
         ``key`` makes the request idempotent: asking again with the same key returns the
         trial dispatched for it (a client that lost the answer, e.g. in a crash, retries).
@@ -159,28 +186,51 @@ class Experiment:
         state = self.state
         if state is not ExperimentState.RUNNING:
             raise NoTrialAvailable(state, self._explain(state))
-        arm = int(self.policy.select(self.stats)[0])
-        if arm == STOPPED:
-            self._stopped = True
-            if self._replay_at is None:
-                log.info("policy_stopped", trials=len(self.trials))
+        self._take_checkpoints()  # the ones passed since the last dispatch
+        choice = self._choose()
+        if choice is None:
             state = self.state
             raise NoTrialAvailable(state, self._explain(state))
-        self._commit(Event("dispatch", len(self.trials), arm, key=key, at=self._now()))
+        bandit, arm = choice
+        self._commit(Event("dispatch", len(self.trials), arm, bandit, key=key, at=self._now()))
         return self.trials[-1].trial
+
+    def _choose(self) -> tuple[int, int] | None:
+        """The core's next (bandit, arm); None once a stopping rule or the allocator stopped."""
+        core = self.core
+        if not core.multi_bandit:  # the one-bandit fast path of DecisionCore.choose
+            arm = int(core.policies[0].select(core.stats[0])[0])
+            if arm >= 0:
+                return 0, arm
+            core.stop(_ROW)
+        else:
+            chosen = core.choose(_ROW)
+            if chosen:
+                bandit, _, arms = chosen[0]
+                return bandit, int(arms[0])
+        self._announce_stop()
+        return None
+
+    def _announce_stop(self) -> None:
+        bandit = 0 if not self.core.multi_bandit else int(self.core.allocator.select(self.core.stats)[0])
+        if bandit >= 0:
+            self._emit(ev.BanditConfident(bandit, len(self.trials), self._answer(bandit)))
+        self._emit(ev.ExperimentStopped("confident" if bandit >= 0 else "allocator", len(self.trials)))
+        self._take_checkpoints()
 
     def tell(self, trial_id: int, reward: Any) -> Report:
         """Report the reward of a trial (see the module docstring for every case)."""
         record = self.record(trial_id)
-        value = validate_reward(reward, self.problem.reward_range)
+        value = validate_reward(reward, self.problems[record.trial.bandit].reward_range)
+        trial = record.trial
         if record.status is TrialStatus.PENDING:
-            self._commit(Event("result", trial_id, record.trial.arm, reward=value, at=self._now()))
+            self._commit(Event("result", trial_id, trial.arm, trial.bandit, reward=value, at=self._now()))
             return Report(trial_id, "accepted")
         if record.status is TrialStatus.COMPLETED:
             return self._same_or_conflict(record, record.reward, value, "reward")
         if record.late_reward is not None:
             return self._same_or_conflict(record, record.late_reward, value, "late reward")
-        self._commit(Event("late", trial_id, record.trial.arm, reward=value, at=self._now()))
+        self._commit(Event("late", trial_id, trial.arm, trial.bandit, reward=value, at=self._now()))
         return Report(
             trial_id, "late",
             f"trial {trial_id} was {record.status.value} ({record.reason}) before this report; "
@@ -204,7 +254,8 @@ class Experiment:
         if record.status is not TrialStatus.PENDING:
             return Report(trial_id, "duplicate", f"trial {trial_id} was already {record.status.value}")
         reason = str(reason)[:_MAX_REASON]
-        self._commit(Event(kind, trial_id, record.trial.arm, reason=reason, at=self._now()))
+        trial = record.trial
+        self._commit(Event(kind, trial_id, trial.arm, trial.bandit, reason=reason, at=self._now()))
         return Report(trial_id, "accepted")
 
     @staticmethod
@@ -222,62 +273,83 @@ class Experiment:
         if self.recorder is not None:
             self.recorder(event)  # durable first: if this raises, nothing changed
         self._apply(event)
+
+    def _emit(self, event: ev.ExperimentEvent) -> None:
         for listener in self._listeners:
             listener(event)
 
     def _apply(self, event: Event) -> None:
-        quiet = self._replay_at is not None
         arm = np.array([event.arm])
+        bandit = event.bandit
         if event.kind == "dispatch":
-            trial = Trial(id=event.trial, arm=event.arm, pull=int(self.stats.pulls[0, event.arm]))
+            pull = int(self.core.stats[bandit].pulls[0, event.arm])
+            trial = Trial(id=event.trial, arm=event.arm, bandit=bandit, pull=pull)
             record = TrialRecord(trial, dispatched_at=event.at, key=event.key)
             self.trials.append(record)
             self._pending[trial.id] = record
             if event.key is not None:
                 self._by_key[event.key] = record
-            self.stats.dispatch(_ROW, arm)
-            if not quiet:
-                log.info("trial_dispatched", trial=trial.id, arm=trial.arm, pull=trial.pull)
+            self.core.dispatch(bandit, _ROW, arm)
+            if self._listeners:
+                self._emit(ev.TrialDispatched(trial.id, bandit, trial.arm, pull))
                 if len(self.trials) == self.problem.budget:
-                    log.info("budget_spent", trials=len(self.trials))
+                    self._emit(ev.ExperimentStopped("budget", len(self.trials)))
             return
         record = self.trials[event.trial]
         if event.kind == "late":
             record.late_reward = event.reward
             self.counters.late += 1
-            if not quiet:
-                log.warning("report_late", trial=event.trial, arm=event.arm, reward=event.reward,
-                            status=record.status.value)
+            if self._listeners:
+                self._emit(ev.ReportLate(event.trial, bandit, event.arm, event.reward))  # type: ignore[arg-type]
             return
         del self._pending[event.trial]
         if event.kind == "result":
             assert event.reward is not None
             record.status, record.reward = TrialStatus.COMPLETED, event.reward
-            reward = np.array([event.reward])
-            self.stats.observe(_ROW, arm, reward)
-            self.policy.update(self.stats, _ROW, arm, reward)
-            self.counters.completed += 1
-            if not quiet:
-                log.info("trial_completed", trial=event.trial, arm=event.arm, reward=event.reward)
+            self._observe(bandit, arm, event)
         else:
             record.status = TrialStatus.FAILED if event.kind == "failed" else TrialStatus.ABANDONED
             record.reason = event.reason
-            self.stats.release(_ROW, arm)
+            self.core.release(bandit, _ROW, arm)
             if event.kind == "failed":
                 self.counters.failed += 1
+                outcome: ev.ExperimentEvent = ev.TrialFailed(event.trial, bandit, event.arm, event.reason)
             else:
                 self.counters.abandoned += 1
-            if not quiet:
-                log.warning(f"trial_{event.kind}", trial=event.trial, arm=event.arm, reason=event.reason)
-        if self.counters.closed in self.checkpoints:
-            self.recommendations.append(self.recommendation())
-            if not quiet:
-                log.info("checkpoint", trials=self.counters.closed, recommendation=self.recommendations[-1])
+                outcome = ev.TrialAbandoned(event.trial, bandit, event.arm, event.reason)
+            self._emit(outcome)
+        if not self._pending and (len(self.trials) >= self.problem.budget or self.stopped):
+            self._take_checkpoints()  # finished: the last checkpoints
+
+    def _observe(self, bandit: int, arm: np.ndarray, event: Event) -> None:
+        """Fold a result in; with listeners, say what it changed (eliminations, the answer)."""
+        reward = np.array([event.reward])
+        self.counters.completed += 1
+        if not self._listeners:
+            self.core.observe(bandit, _ROW, arm, reward)
+            return
+        active = self.core.stats[bandit].active[0].copy()
+        self.core.observe(bandit, _ROW, arm, reward)
+        trials = len(self.trials)
+        self._emit(ev.TrialObserved(event.trial, bandit, event.arm, event.reward))  # type: ignore[arg-type]
+        for gone in np.flatnonzero(active & ~self.core.stats[bandit].active[0]):
+            self._emit(ev.ArmEliminated(bandit, int(gone), trials))
+        answer = self._answer(bandit)
+        if answer is not None and answer != self._announced[bandit]:
+            self._announced[bandit] = answer
+            self._emit(ev.RecommendationChanged(bandit, trials, answer))
+
+    def _take_checkpoints(self) -> None:
+        for _rows, index in self.core.due_checkpoints(len(self._pending)):
+            recommendation = self.recommendation()
+            self.recommendations.append(recommendation)
+            if self._listeners:
+                self._emit(ev.CheckpointReached(int(self.core.checkpoints[index[0]]), recommendation))
 
     def replay(self, events: Iterable[Event]) -> int:
         """Re-apply journaled ``events`` in order (the recorder is not called); return their number.
 
-        Dispatches are re-derived from the policy and must match the journal, so a changed
+        Dispatches are re-derived from the policies and must match the journal, so a changed
         policy or configuration is caught (:class:`JournalMismatch`) instead of silently
         producing a different run.
         """
@@ -298,11 +370,11 @@ class Experiment:
         try:
             if event.kind == "dispatch":
                 trial = self.ask(event.key)
-                if (trial.id, trial.arm) != (event.trial, event.arm):
+                if (trial.id, trial.bandit, trial.arm) != (event.trial, event.bandit, event.arm):
                     raise JournalMismatch(
-                        f"{where}: the journal sent trial {event.trial} to arm {event.arm}, but the "
-                        f"policy now sends trial {trial.id} to arm {trial.arm}; the policy or the "
-                        "experiment changed since the journal was written"
+                        f"{where}: the journal sent trial {event.trial} to {_place(event.bandit, event.arm)}, "
+                        f"but the policy now sends trial {trial.id} to {_place(trial.bandit, trial.arm)}; "
+                        "the policy or the experiment changed since the journal was written"
                     )
                 return
             if event.kind in ("result", "late"):
@@ -318,27 +390,51 @@ class Experiment:
             raise JournalMismatch(f"{where} was {status} on replay, expected {expected}")
 
     # -- answers -------------------------------------------------------------------------
-    def recommendation(self) -> Any:
-        """The policy's current answer, JSON-ready (None for the regret objective)."""
-        if self.problem.objective is Objective.REGRET:
+    def _answer(self, bandit: int) -> Any:
+        """Bandit ``bandit``'s current answer, JSON-ready (None for the regret objective)."""
+        if self.problems[bandit].objective is Objective.REGRET:
             return None
-        answer = self.policy.recommend(self.stats)[0]
+        answer = self.core.recommend(bandit)[0]
         return int(answer) if np.ndim(answer) == 0 else np.flatnonzero(answer).tolist()
 
-    def confidence_intervals(self) -> list[list[float] | None]:
+    def recommendation(self) -> Any:
+        """The current answer, JSON-ready: one bandit's, or a list with one per bandit."""
+        if not self.core.multi_bandit:
+            return self._answer(0)
+        return [self._answer(b) for b in range(len(self.problems))]
+
+    def confidence_intervals(self, bandit: int = 0) -> list[list[float] | None]:
         """Normal-approximation 95% intervals of each arm's mean (None below two rewards)."""
-        n = self.stats.counts[0]
-        half = _Z95 * np.sqrt(self.stats.variances(ddof=1)[0] / np.maximum(n, 1))
-        means = self.stats.means[0]
+        stats = self.core.stats[bandit]
+        n = stats.counts[0]
+        half = _Z95 * np.sqrt(stats.variances(ddof=1)[0] / np.maximum(n, 1))
+        means = stats.means[0]
         return [
             [float(means[i] - half[i]), float(means[i] + half[i])] if n[i] >= 2 else None
-            for i in range(self.problem.n_arms)
+            for i in range(stats.n_arms)
+        ]
+
+    def bandit_summaries(self) -> list[dict[str, Any]]:
+        """Per bandit: observed counts, means, pending trials, 95% intervals and answer."""
+        return [
+            {
+                "counts": st.counts[0].tolist(),
+                "means": st.means[0].tolist(),
+                "pending": st.pending[0].tolist(),
+                "intervals": self.confidence_intervals(b),
+                "recommendation": self._answer(b),
+            }
+            for b, st in enumerate(self.core.stats)
         ]
 
     def summary(self) -> dict[str, Any]:
-        """Counts, means, outcomes and the recommendation (the live part of ``summary.json``)."""
+        """Counts, means, outcomes and the recommendation (the live part of ``summary.json``).
+
+        ``counts`` and ``means`` are the first bandit's (the only one in a one-bandit
+        experiment); ``bandits`` holds every bandit's.
+        """
         c = self.counters
-        return {
+        out = {
             "trials": c.closed,
             "completed": c.completed,
             "failed": c.failed,
@@ -349,6 +445,9 @@ class Experiment:
             "recommendation": self.recommendation(),
             "recommendations": list(self.recommendations),
         }
+        if self.core.multi_bandit:
+            out["bandits"] = self.bandit_summaries()
+        return out
 
     def status(self) -> dict[str, Any]:
         """Everything a monitoring client needs: state, progress, estimates, recommendation."""
@@ -360,10 +459,11 @@ class Experiment:
             "pending": len(self._pending),
             "pending_trials": list(self._pending),
             **self.summary(),
+            "bandits": self.bandit_summaries(),
             "confidence": {
                 "level": 0.95,
                 "intervals": self.confidence_intervals(),
-                "policy_stopped": self._stopped,
+                "policy_stopped": self.stopped,
             },
         }
 
@@ -377,3 +477,6 @@ class Experiment:
             return f"the policy stopped after {len(self.trials)} trials; {pending} still pending"
         return f"the experiment is finished: {len(self.trials)} trials dispatched, none pending"
 
+
+def _place(bandit: int, arm: int) -> str:
+    return f"arm {arm}" if bandit == 0 else f"bandit {bandit}, arm {arm}"

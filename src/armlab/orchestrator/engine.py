@@ -1,13 +1,11 @@
 """The vectorized Monte Carlo engine: one policy, R replicas, B bandits, simulated time.
 
-Each call to :meth:`Simulation.step` is one step of simulated time: every replica that may
-dispatch (budget left, not stopped, fewer than ``in_flight`` trials pending) gets a bandit
-from the allocator and an arm from that bandit's policy (or from the allocator itself when
-it chooses (bandit, arm) pairs jointly, :meth:`Allocator.select_arms`); the source returns
-the rewards at once; the delay model decides when they become visible; results due by the
-end of the step are folded into the statistics and shown to the policy and the allocator.
-The budget counts a replica's trials over all its bandits.  Checkpoints are taken per
-replica when its trial count reaches them (the last one once all its results are in).
+A :class:`Simulation` is the shared engine core (:class:`~armlab.orchestrator.core.DecisionCore`)
+driven by simulated sources.  Each call to :meth:`Simulation.step` is one step of simulated
+time: every replica that may dispatch (budget left, not stopped, fewer than ``in_flight``
+trials pending) gets a bandit and an arm from the core; the sources return the rewards at
+once; the delay model decides when they become visible; results due by the end of the step
+are applied to the core; then the checkpoints the replicas have passed are recorded.
 """
 
 from __future__ import annotations
@@ -19,12 +17,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from armlab.config import FeedbackConfig
-from armlab.orchestrator.heap import reserve_heap_headroom
+from armlab.orchestrator.core import DecisionCore
 from armlab.orchestrator.ledger import DelayModel, PendingLedger
 from armlab.orchestrator.metrics import recommendation_errors
 from armlab.plugins.interfaces import Allocator, Policy, RewardSource
 from armlab.problem import Objective, Problem
-from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
 __all__ = ["Simulation", "StepObserver"]
@@ -68,39 +65,24 @@ class Simulation:
         checkpoints: list[int],
         observers: Sequence[StepObserver] = (),
     ) -> None:
-        reserve_heap_headroom()
+        self.core = DecisionCore(
+            policy_factory=policy_factory, problems=problems, allocator=allocator, seed=seed,
+            replicas=replicas, checkpoints=checkpoints,
+        )
         self.observers = list(observers)
-        self.replica_ids = np.asarray(replicas, dtype=np.int64)
-        n = self.replica_ids.size
         self.sources = sources
-        self.problems = problems
-        self.budget = problems[0].budget
         self.objective = problems[0].objective
-        self.stats = [ArmStats(n, p.n_arms) for p in problems]
-        self.policies = []
-        for b, problem in enumerate(problems):
-            policy = policy_factory()
-            policy.reset(problem, n, KeyedRandom(seed, "policy", b, replicas=self.replica_ids))
-            self.policies.append(policy)
-        self.allocator = allocator
-        allocator.reset(problems, n, KeyedRandom(seed, "allocator", replicas=self.replica_ids))
+        n = self.core.replica_ids.size
         self._flat_gaps = [p.truth.gaps().reshape(-1) for p in problems]  # type: ignore[union-attr]
-        self.delay = DelayModel(feedback, seed, self.replica_ids)
+        self.delay = DelayModel(feedback, seed, self.core.replica_ids)
         self.in_flight_limit = feedback.effective_in_flight
         self.ledger = None if self.delay.immediate else PendingLedger(n, self.in_flight_limit)
         self.step_index = 0
-        self.dispatched = np.zeros(n, dtype=np.int64)
         self.regret = np.zeros(n)
-        self.stopped_at = np.full(n, -1, dtype=np.int64)
-        self.checkpoints = np.asarray(checkpoints, dtype=np.int64)
-        self._next_cp = np.zeros(n, dtype=np.int64)
-        self._cp_with_sentinel = np.append(self.checkpoints, np.iinfo(np.int64).max)
-        self.cp_regret = np.zeros((n, self.checkpoints.size))
-        self.cp_error = np.zeros((n, self.checkpoints.size))
+        self.cp_regret = np.zeros((n, self.core.checkpoints.size))
+        self.cp_error = np.zeros((n, self.core.checkpoints.size))
         self._all_rows = np.arange(n)
         self._completed_cp = 0
-        self._any_stopped = False
-        self._min_target = int(self.checkpoints[0])
 
     def __repr__(self) -> str:
         return (
@@ -108,7 +90,43 @@ class Simulation:
             f"step={self.step_index}, trials={int(self.dispatched.sum())})"
         )
 
-    # -- state -------------------------------------------------------------------------
+    # -- state (the core's, named as step observers and summaries read it) ----------------
+    @property
+    def replica_ids(self) -> np.ndarray:
+        return self.core.replica_ids
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self.core.problems
+
+    @property
+    def budget(self) -> int:
+        return self.core.budget
+
+    @property
+    def stats(self) -> list[ArmStats]:
+        return self.core.stats
+
+    @property
+    def policies(self) -> list[Policy]:
+        return self.core.policies
+
+    @property
+    def allocator(self) -> Allocator:
+        return self.core.allocator
+
+    @property
+    def dispatched(self) -> np.ndarray:
+        return self.core.dispatched
+
+    @property
+    def stopped_at(self) -> np.ndarray:
+        return self.core.stopped_at
+
+    @property
+    def checkpoints(self) -> np.ndarray:
+        return self.core.checkpoints
+
     @property
     def in_flight(self) -> np.ndarray:
         if self.ledger is None:
@@ -118,108 +136,60 @@ class Simulation:
     @property
     def done(self) -> np.ndarray:
         """Replicas with nothing left to dispatch and nothing pending."""
-        return ((self.stopped_at >= 0) | (self.dispatched >= self.budget)) & (self.in_flight == 0)
+        return self.core.done(self.in_flight)
 
     @property
     def finished(self) -> bool:
-        return bool(self._next_cp.min() >= self.checkpoints.size)
+        return self.core.finished
 
     # -- one step ----------------------------------------------------------------------
     def step(self) -> list[Checkpoint]:
         """Advance simulated time by one step; return checkpoints every replica has passed."""
-        may = (self.stopped_at < 0) & (self.dispatched < self.budget)
+        core = self.core
+        may = core.may_dispatch()
         if self.ledger is not None:
             may &= self.ledger.in_flight < self.in_flight_limit
         rows = self._all_rows if may.all() else np.flatnonzero(may)
         if rows.size:
-            if len(self.problems) == 1:
-                self._dispatch(0, rows)
-            else:
-                self._dispatch_bandits(rows)
+            for bandit, chosen, arms in core.choose(rows):
+                self._dispatch(bandit, chosen, arms)
         if self.ledger is not None:
             for bandit, r, arms, rewards in self.ledger.release(self.step_index):
-                self._observe(bandit, r, arms, rewards)
-        self._take_checkpoints()
+                core.observe(bandit, r, arms, rewards)
+        for wave_rows, index in core.due_checkpoints(self.in_flight):
+            self._record(wave_rows, index)
         for observer in self.observers:
             observer.after_step(self)
         self.step_index += 1
         return self._newly_completed()
 
-    def _dispatch_bandits(self, rows: np.ndarray) -> None:
-        """The allocator picks each replica's bandit (and, for joint rules, its arm)."""
-        choice = self.allocator.select(self.stats)
-        joint_arms = self.allocator.select_arms(self.stats, choice)
-        choice = choice[rows]
-        self._stop(rows[choice < 0])
-        for b in np.unique(choice[choice >= 0]):
-            mine = rows[choice == b]
-            self._dispatch(int(b), mine, None if joint_arms is None else joint_arms[mine])
-
-    def _stop(self, rows: np.ndarray) -> None:
-        self.stopped_at[rows] = self.dispatched[rows]
-        self._any_stopped = True
-
-    def _dispatch(self, bandit: int, rows: np.ndarray, arms: np.ndarray | None = None) -> None:
-        """Start one trial on ``bandit`` for each of ``rows``; ``arms`` default to the policy's."""
-        if rows.size == 0:
-            return
-        st = self.stats[bandit]
-        if arms is None:
-            arms = self.policies[bandit].select(st)
-            if rows.size != arms.size:
-                arms = arms[rows]
-        stop = arms < 0
-        if stop.any():
-            self._stop(rows[stop])
-            rows, arms = rows[~stop], arms[~stop]
+    def _dispatch(self, bandit: int, rows: np.ndarray, arms: np.ndarray) -> None:
+        """Start one trial on ``bandit`` for each of ``rows``: sample now, show now or later."""
+        core = self.core
+        st = core.stats[bandit]
         flat = st.flat_index(rows, arms)
         rewards = self.sources[bandit].sample(rows, arms, st.pulls_at(flat))
         self.regret[rows] += self._flat_gaps[bandit][flat]
-        self.dispatched[rows] += 1
         if self.ledger is None:
-            st.record(rows, arms, rewards)
-            self._after_observation(bandit, rows, arms, rewards)
+            core.record(bandit, rows, arms, rewards)
         else:
-            st.dispatch(rows, arms)
-            due = self.delay.due(self.step_index, rows, self.dispatched[rows] - 1)
+            core.dispatch(bandit, rows, arms)
+            due = self.delay.due(self.step_index, rows, core.dispatched[rows] - 1)
             self.ledger.push(rows, bandit, arms, rewards, due)
 
-    def _observe(self, bandit: int, rows, arms, rewards) -> None:
-        self.stats[bandit].observe(rows, arms, rewards)
-        self._after_observation(bandit, rows, arms, rewards)
-
-    def _after_observation(self, bandit: int, rows, arms, rewards) -> None:
-        self.policies[bandit].update(self.stats[bandit], rows, arms, rewards)
-        self.allocator.update(bandit, self.stats, rows, arms, rewards)
-
     # -- checkpoints -------------------------------------------------------------------
-    def _take_checkpoints(self) -> None:
-        if not self._any_stopped and self.dispatched.max() < self._min_target:
-            return  # nobody reached a checkpoint or finished: the common case, kept cheap
-        while True:
-            target = self._cp_with_sentinel[self._next_cp]
-            done = self.done
-            reached = (self.dispatched >= target) & ((target < self.budget) | done)
-            hit = (reached | done) & (self._next_cp < self.checkpoints.size)
-            if not hit.any():
-                return
-            rows = np.flatnonzero(hit)
-            self._record(rows, self._next_cp[rows])
-            self._next_cp[rows] += 1
-            self._min_target = int(self._cp_with_sentinel[self._next_cp].min())
-
     def _record(self, rows: np.ndarray, index: np.ndarray) -> None:
         self.cp_regret[rows, index] = self.regret[rows]
         if self.objective is Objective.REGRET:
             return
         wrong = np.zeros(rows.size)
         for bandit, problem in enumerate(self.problems):
-            answer = self.policies[bandit].recommend(self.stats[bandit])[rows]
+            answer = self.core.recommend(bandit)[rows]
             wrong += recommendation_errors(problem, rows, answer)
         self.cp_error[rows, index] = wrong / len(self.problems)
 
     def _newly_completed(self) -> list[Checkpoint]:
-        lowest = int(self._next_cp.min())
+        lowest = int(self.core.next_checkpoint.min())
         fresh = [Checkpoint(i, int(self.checkpoints[i])) for i in range(self._completed_cp, lowest)]
         self._completed_cp = lowest
         return fresh

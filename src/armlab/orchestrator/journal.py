@@ -31,17 +31,18 @@ from types import TracebackType
 from typing import Any, Self
 
 import anyio
-import structlog
 
 from armlab._version import __version__
 from armlab.errors import ArmlabError
+from armlab.log import get_logger
 from armlab.orchestrator.live_types import Event
 
 __all__ = ["FORMAT_VERSION", "GroupCommit", "Journal", "JournalError"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
-FORMAT_VERSION = 1
+#: Version of the journal's schema.  1: one bandit; 2: every event names its bandit.
+FORMAT_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,6 +51,7 @@ CREATE TABLE events (
     kind TEXT NOT NULL CHECK (kind IN ('dispatch', 'result', 'failed', 'abandoned', 'late')),
     trial INTEGER NOT NULL CHECK (trial >= 0),
     arm INTEGER NOT NULL CHECK (arm >= 0),
+    bandit INTEGER NOT NULL DEFAULT 0 CHECK (bandit >= 0),
     reward REAL,
     reason TEXT NOT NULL DEFAULT '',
     key TEXT,
@@ -108,12 +110,23 @@ class Journal:
         except sqlite3.DatabaseError as exc:
             journal.close()
             raise JournalError(f"{str(path)!r} is not an armlab journal: {exc}") from None
-        if version != FORMAT_VERSION:
+        if version == 1:
+            journal._migrate_from_1()
+        elif version != FORMAT_VERSION:
             journal.close()
             raise JournalError(
-                f"journal {str(path)!r} has format {version!r}; this armlab reads format {FORMAT_VERSION}"
+                f"journal {str(path)!r} has format {version!r}; this armlab reads formats 1 and {FORMAT_VERSION} "
+                "(a newer armlab wrote it: resume it with that version)"
             )
         return journal
+
+    def _migrate_from_1(self) -> None:
+        """Format 1 had one bandit: its events get bandit 0, in one transaction."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("ALTER TABLE events ADD COLUMN bandit INTEGER NOT NULL DEFAULT 0 CHECK (bandit >= 0)")
+            self._db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT_VERSION),))
+        log.info("journal_migrated", path=str(self.path), from_format=1, to_format=FORMAT_VERSION)
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -127,12 +140,13 @@ class Journal:
 
     def append_many(self, events: Sequence[Event]) -> None:
         """Write ``events`` in one transaction (all or none); returns once they are durable."""
-        rows = [(e.kind, e.trial, e.arm, e.reward, e.reason, e.key, e.at) for e in events]
+        rows = [(e.kind, e.trial, e.arm, e.bandit, e.reward, e.reason, e.key, e.at) for e in events]
         try:
             with self._db:
                 self._db.execute("BEGIN IMMEDIATE")
                 self._db.executemany(
-                    "INSERT INTO events (kind, trial, arm, reward, reason, key, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO events (kind, trial, arm, bandit, reward, reason, key, at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
         except sqlite3.Error as exc:
@@ -142,9 +156,9 @@ class Journal:
 
     def events(self) -> Iterator[Event]:
         """Every event in the order it was applied."""
-        cursor = self._db.execute("SELECT kind, trial, arm, reward, reason, key, at FROM events ORDER BY seq")
-        for kind, trial, arm, reward, reason, key, at in cursor:
-            yield Event(kind, trial, arm, reward=reward, reason=reason, key=key, at=at)
+        cursor = self._db.execute("SELECT kind, trial, arm, bandit, reward, reason, key, at FROM events ORDER BY seq")
+        for kind, trial, arm, bandit, reward, reason, key, at in cursor:
+            yield Event(kind, trial, arm, bandit, reward=reward, reason=reason, key=key, at=at)
 
     def close(self) -> None:
         self._db.close()

@@ -19,25 +19,28 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
-import structlog
 from anyio.abc import TaskGroup
 from structlog.contextvars import bound_contextvars
 
+from armlab import events
 from armlab.adapters.base import DEFERRED, LiveSource, RewardRejected, Trial
 from armlab.errors import ConfigError, TrialFailed
+from armlab.log import get_logger
 from armlab.orchestrator.asktell import Experiment
-from armlab.orchestrator.live_types import Event, ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
-from armlab.plugins.interfaces import Policy
-from armlab.problem import Problem
+from armlab.orchestrator.live_types import ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
 from armlab.stats import ArmStats
 
 __all__ = ["LiveRun", "Outcome"]
 
-log = structlog.get_logger("armlab.orchestrator")
+log = get_logger("armlab.orchestrator")
+
+#: The events that close a trial (and free its in-flight slot).
+TrialOutcome = (events.TrialObserved, events.TrialFailed, events.TrialAbandoned)
 
 
 @dataclass(frozen=True)
@@ -51,35 +54,24 @@ class Outcome:
 
 
 class LiveRun:
-    """Run the trials of ``experiment`` (or of a new one built from ``policy``, ``problem``,
-    ``seed``, ``in_flight`` and ``checkpoints``) through ``source``.
+    """Run the trials of ``experiment`` through ``sources`` (one per bandit, in bandit order).
 
     ``timeout`` (seconds) bounds each trial, including the wait for a deferred report.
     """
 
     def __init__(
-        self,
-        *,
-        source: LiveSource,
-        experiment: Experiment | None = None,
-        policy: Policy | None = None,
-        problem: Problem | None = None,
-        seed: int = 0,
-        in_flight: int = 1,
-        timeout: float | None = None,
-        checkpoints: Sequence[int] = (),
+        self, *, experiment: Experiment, sources: Sequence[LiveSource], timeout: float | None = None
     ) -> None:
-        if experiment is None:
-            if policy is None or problem is None:
-                raise TypeError("LiveRun needs an experiment, or a policy and a problem")
-            experiment = Experiment(policy, problem, seed, in_flight=in_flight, checkpoints=checkpoints)
-        if not source.runs_trials:
-            raise ConfigError(
-                f"source {source.name!r} does not run trials itself: its trials are handed out by "
-                "ask/tell (`armlab serve`, or armlab.orchestrator.asktell.Experiment in Python)"
-            )
+        if len(sources) != len(experiment.problems):
+            raise ValueError(f"{len(experiment.problems)} bandit(s) need as many sources, got {len(sources)}")
+        for source in sources:
+            if not source.runs_trials:
+                raise ConfigError(
+                    f"source {source.name!r} does not run trials itself: its trials are handed out by "
+                    "ask/tell (`armlab serve`, or armlab.orchestrator.asktell.Experiment in Python)"
+                )
         self.experiment = experiment
-        self.source = source
+        self.sources = list(sources)
         self.timeout = timeout
         self.outcomes: list[Outcome] = []
         self._slot_freed: anyio.Event | None = None
@@ -102,7 +94,10 @@ class LiveRun:
         started = time.perf_counter()
         self.experiment.add_listener(self._on_event)
         try:
-            async with self.source, anyio.create_task_group() as tg:
+            async with AsyncExitStack() as stack:
+                for source in self.sources:
+                    await stack.enter_async_context(source)
+                tg = await stack.enter_async_context(anyio.create_task_group())
                 for trial in self.experiment.pending_trials():  # left pending by a previous process
                     log.info("trial_rerun", trial=trial.id, arm=trial.arm)
                     tg.start_soon(self._run_trial, trial)
@@ -130,8 +125,8 @@ class LiveRun:
                 log.info("dispatch_finished", state=state.value, trials=len(experiment.trials))
                 return
 
-    def _on_event(self, event: Event) -> None:
-        if event.kind in ("result", "failed", "abandoned"):
+    def _on_event(self, event: events.ExperimentEvent) -> None:
+        if isinstance(event, TrialOutcome):
             if self._slot_freed is not None:
                 self._slot_freed.set()
             if (waiting := self._reported.get(event.trial)) is not None:
@@ -151,7 +146,7 @@ class LiveRun:
     async def _await_result(self, trial: Trial) -> Outcome:
         try:
             with anyio.fail_after(self.timeout if self.timeout is not None else math.inf):
-                value = await self.source.pull(trial)
+                value = await self.sources[trial.bandit].pull(trial)
                 if value is DEFERRED:
                     await self._wait_for_report(trial.id)
                     return Outcome(trial, "reported", reward=self.experiment.record(trial.id).reward)

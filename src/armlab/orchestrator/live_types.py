@@ -68,11 +68,13 @@ class JournalMismatch(ArmlabError):
 
 @dataclass(frozen=True)
 class Event:
-    """One change of an experiment, as journaled.  ``at`` is wall-clock time (Unix seconds)."""
+    """One change of an experiment, as journaled.  ``at`` is wall-clock time (Unix seconds);
+    ``bandit`` is the trial's bandit (0 in one-bandit experiments)."""
 
     kind: EventKind
     trial: int
     arm: int
+    bandit: int = 0
     reward: float | None = None
     reason: str = ""
     key: str | None = None

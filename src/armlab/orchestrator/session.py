@@ -26,8 +26,7 @@ from armlab.orchestrator.asktell import Experiment
 from armlab.orchestrator.journal import GroupCommit, Journal
 from armlab.orchestrator.live import LiveRun
 from armlab.plan import ExperimentPlan, build_plan
-from armlab.plugins.manager import get_plugin_manager
-from armlab.plugins.registry import Registry
+from armlab.plugins.registry import Registry, default_registry
 
 __all__ = ["LiveSession"]
 
@@ -37,7 +36,7 @@ class LiveSession:
     """A live experiment ready to be driven (by :meth:`live_run` or the HTTP service)."""
 
     plan: ExperimentPlan
-    source: LiveSource
+    sources: list[LiveSource]  # one per bandit
     experiment: Experiment
     journal: Journal | None = None
     replayed: int = 0
@@ -50,30 +49,40 @@ class LiveSession:
     def label(self) -> str:
         return self.plan.policies[0].label
 
+    @property
+    def runs_trials(self) -> bool:
+        """The sources run the trials themselves (else clients ask and tell through the service)."""
+        return self.sources[0].runs_trials
+
+    def arm_names(self, bandit: int = 0) -> list[str]:
+        return self.sources[bandit].arm_names
+
     @classmethod
     def from_plan(cls, plan: ExperimentPlan, journal: Journal | None = None) -> LiveSession:
-        """A fresh session (no events yet) of a validated live plan."""
+        """A fresh session (no events yet) of a validated live plan (one bandit or several)."""
         cfg = plan.config
         if not plan.live:
             raise ConfigError(
-                f"source {cfg.source.plugin!r} is simulated; a live session needs a live source "
-                "(callback, command, webhook or external)"
+                f"source {plan.bandits[0].source_cls.name!r} is simulated; a live session needs a live "
+                "source (callback, command, webhook or external)"
             )
         if len(plan.policies) != 1:
             raise ConfigError(
-                f"a live experiment runs exactly one policy (source {cfg.source.plugin!r} is live); "
+                f"a live experiment runs exactly one policy (its source is live); "
                 f"the config lists {len(plan.policies)} in [[policies]]"
             )
-        source = plan.create_source()
-        assert isinstance(source, LiveSource)
+        sources = [plan.create_source(b) for b in range(len(plan.bandits))]
+        assert all(isinstance(source, LiveSource) for source in sources)
+        spec = plan.policies[0]
         experiment = Experiment(
-            plan.policies[0].create(),
-            plan.problem(source, None),
+            spec.create,
+            [plan.problem(source, None, b) for b, source in enumerate(sources)],
             cfg.seed,
+            allocator=plan.create_allocator(spec),
             in_flight=cfg.feedback.effective_in_flight,
             checkpoints=cfg.checkpoint_list(),
         )
-        return cls(plan, source, experiment, journal)
+        return cls(plan, sources, experiment, journal)  # type: ignore[arg-type]
 
     @classmethod
     def open(
@@ -88,7 +97,7 @@ class LiveSession:
         When resuming, ``config`` may be omitted (the journal stores it); if given it must
         equal the stored one, so a resumed run cannot silently change its experiment.
         """
-        registry = registry or Registry(get_plugin_manager())
+        registry = registry or default_registry()
         if config is not None and not isinstance(config, ExperimentConfig):
             config = load_config(config)
         path = Path(journal)
@@ -100,7 +109,7 @@ class LiveSession:
                 "config": config.model_dump(mode="json"),
                 "seed": config.seed,
                 "policy": session.label,
-                "source": config.source.plugin,
+                "source": session.sources[0].name,
             })
             session.experiment.recorder = session.journal
             return session
@@ -119,13 +128,13 @@ class LiveSession:
 
     def live_run(self) -> LiveRun:
         """The async driver that runs this session's trials through its source."""
-        if self.source.defers_rewards:
+        if any(source.defers_rewards for source in self.sources):
             raise ConfigError(
-                f"source {self.config.source.plugin!r} is set to report rewards later "
+                f"source {self.sources[0].name!r} is set to report rewards later "
                 "(reward_in_response = false); they arrive at the /tell endpoint of `armlab serve`, "
                 "so run this experiment with `armlab serve CONFIG --journal FILE`"
             )
-        return LiveRun(source=self.source, experiment=self.experiment, timeout=self.config.feedback.timeout)
+        return LiveRun(sources=self.sources, experiment=self.experiment, timeout=self.config.feedback.timeout)
 
     async def run(self) -> None:
         """Run the trials through the source until the experiment ends, journal writes batched."""
