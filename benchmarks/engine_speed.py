@@ -40,6 +40,7 @@ import numpy as np
 from armlab.config import FeedbackConfig
 from armlab.errors import ConfigError
 from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.heap import reserve_heap_headroom
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry
@@ -57,6 +58,7 @@ def instance(k: int, bernoulli: bool):
 
 
 def build(policy_cls, k: int, r: int, budget: int) -> Simulation:
+    reserve_heap_headroom()  # as the armlab command does, so the figures stay comparable
     objective = next(o for o in PREFERENCE if o in policy_cls.objectives)
     for bernoulli in (False, True):
         source = instance(k, bernoulli)

@@ -18,6 +18,7 @@ import numpy as np
 
 from armlab.config import FeedbackConfig
 from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.heap import reserve_heap_headroom
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.policies.thompson import Thompson
 from armlab.plugins.policies.ucb1 import UCB1
@@ -79,6 +80,7 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=100)
     parser.add_argument("--steps", type=int, default=3000)
     args = parser.parse_args()
+    reserve_heap_headroom()  # as the armlab command does, so the figures stay comparable
     print(f"K = {len(MEANS)}, R = {args.replicas}, {args.steps} steps from t = 1")
     for label, cls, params, kind in CASES:
         rate = steps_per_second(cls, params, kind, args.replicas, args.steps)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from armlab import run_experiment
 from armlab.log import configure_logging
+from armlab.orchestrator.heap import reserve_heap_headroom
 from armlab.orchestrator.shards import ShardRunner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,6 +52,7 @@ def main() -> None:
     parser.add_argument("--baseline", action="store_true", help="also time experiment 1 in one process")
     args = parser.parse_args()
     configure_logging(level="warning")
+    reserve_heap_headroom()  # as the armlab command does, so the figures stay comparable
     load_before = os.getloadavg()
     baseline = timed(EXAMPLES / "exp1.toml", None) if args.baseline else None
     scale = ShardRunner(args.workers, "local", None, None) if args.workers > 1 else None

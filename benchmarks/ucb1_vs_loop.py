@@ -20,6 +20,7 @@ import numpy as np
 
 from armlab.config import FeedbackConfig
 from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.heap import reserve_heap_headroom
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.policies.ucb1 import UCB1
 from armlab.plugins.sources.simulated import Gaussian
@@ -62,6 +63,7 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=2000)
     parser.add_argument("--loop-replicas", type=int, default=5, help="replicas timed for the slow baseline")
     args = parser.parse_args()
+    reserve_heap_headroom()  # as the armlab command does, so the figures stay comparable
     means = np.linspace(0.0, 1.0, args.arms)
     vectorized = armlab_steps_per_second(means, args.replicas, args.horizon)
     loop = loop_steps_per_second(means, args.loop_replicas, args.horizon)

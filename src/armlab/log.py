@@ -1,14 +1,70 @@
-"""Logging set-up for applications (the CLI); library code only calls ``get_logger``."""
+"""Logging for armlab: silent library loggers, the CLI's set-up, and the event-log listener.
+
+Library code gets its logger from :func:`get_logger`.  Such a logger drops every call until
+the application configures structlog (``structlog.configure``, or :func:`configure_logging`
+as the CLI does), so importing and calling armlab from a notebook or a web app prints
+nothing unless that application asked for logs.  The check is made at each call, so loggers
+created at import time follow a configuration made later.
+
+A live experiment's structured log is its typed events (:mod:`armlab.events`): whoever runs
+the experiment registers :func:`log_event` as a listener, and each event becomes one line.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import structlog
 
-__all__ = ["configure_logging"]
+from armlab.events import ExperimentEvent, ReportLate, TrialAbandoned, TrialFailed
+
+__all__ = ["LibraryLogger", "configure_logging", "get_logger", "log_event"]
+
+
+def _discard(*args: Any, **kwargs: Any) -> None:
+    """Stands in for every log method while structlog is unconfigured."""
+
+
+class LibraryLogger:
+    """A structlog logger that stays silent until the application configured structlog.
+
+    Without configuration structlog prints every call to stdout, which is right for a
+    script's own logs and wrong for a library's.  Library code only calls the level
+    methods (``debug``, ``info``, ``warning``, ``error``) on it.
+    """
+
+    __slots__ = ("_logger",)
+
+    def __init__(self, name: str) -> None:
+        self._logger = structlog.get_logger(name)
+
+    def __getattr__(self, method: str) -> Any:
+        return getattr(self._logger, method) if structlog.is_configured() else _discard
+
+
+def get_logger(name: str) -> LibraryLogger:
+    """The logger armlab modules use (instead of ``structlog.get_logger``)."""
+    return LibraryLogger(name)
+
+
+_events_log = structlog.get_logger("armlab.events")
+
+#: Events that mean a trial gave no usable reward: logged as warnings.
+_WARNINGS = (TrialFailed, TrialAbandoned, ReportLate)
+
+
+def log_event(event: ExperimentEvent) -> None:
+    """Listener that writes ``event`` as one structured log line (``event.to_dict()``).
+
+    Failed and abandoned trials and late reports are warnings; every other event is info.
+    Silent, like every armlab logger, until the application configured structlog.
+    """
+    if not structlog.is_configured():  # checked first: building the fields costs more than the check
+        return
+    write = _events_log.warning if isinstance(event, _WARNINGS) else _events_log.info
+    write(**event.to_dict())
 
 
 def configure_logging(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,14 +11,16 @@ import anyio
 import httpx
 import pytest
 import structlog
+import uvicorn
 from click.testing import CliRunner
 
 from armlab.cli import cli
 from armlab.errors import ConfigError
+from armlab.events import TrialDispatched, TrialObserved
 from armlab.orchestrator.session import LiveSession
 from armlab.service.app import create_app
 from armlab.service.auth import is_loopback, resolve_token
-from armlab.service.events import EventHub, format_sse
+from armlab.service.events import EventHub
 
 TOKEN = "t" * 32
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -34,6 +37,46 @@ async def served(session: LiveSession, *, lifespan: bool = True, **kw) -> AsyncI
                 yield client
         else:
             yield client
+
+
+@asynccontextmanager
+async def over_tcp(app) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of ``app`` served by uvicorn on a free loopback port, in this event loop."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    server = uvicorn.Server(uvicorn.Config(app, ws="none", log_config=None, access_log=False,
+                                           timeout_graceful_shutdown=1))
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            with anyio.fail_after(10):
+                while not server.started:
+                    await anyio.sleep(0.01)
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+            try:
+                async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=10) as client:
+                    yield client
+            finally:
+                server.should_exit = True
+
+
+async def sse_frames(lines: AsyncIterator[str], until) -> list[dict[str, str]]:
+    """Server-sent event frames read from ``lines`` (field -> value; a comment under "") up to
+    and including the first frame for which ``until(frame)`` is true."""
+    frames: list[dict[str, str]] = []
+    frame: dict[str, str] = {}
+    with anyio.fail_after(10):
+        async for line in lines:
+            if line:
+                field, _, value = line.partition(": ")
+                frame[field] = value
+            elif frame:
+                frames.append(frame)
+                if until(frame):
+                    return frames
+                frame = {}
+    raise AssertionError(f"the stream ended after {frames}")
 
 
 @pytest.fixture
@@ -113,6 +156,30 @@ async def test_nan_malformed_json_and_oversized_bodies(open_session):
                                 headers=headers)
         assert big.status_code == 413
         assert (await client.post("/tell", json={"trial_id": 0, "reward": 0.5})).status_code == 200
+
+
+async def test_a_real_server_refuses_oversize_bodies_with_or_without_content_length(open_session):
+    session = open_session()
+
+    async def chunked(body: bytes):  # no Content-Length: the client sends it in chunks
+        for start in range(0, len(body), 550):
+            yield body[start:start + 550]
+
+    oversize = b'{"trial_id": 0, "reward": 1, "x": "' + b"a" * 1060 + b'"}'
+    async with over_tcp(create_app(session, token=TOKEN, max_body_size=1024)) as client:
+        await client.post("/ask")
+        declared = await client.post("/tell", content=oversize, headers={"Content-Type": "application/json"})
+        streamed = await client.post("/tell", content=chunked(oversize), headers={"Content-Type": "application/json"})
+        small = await client.post("/tell", content=chunked(b'{"trial_id": 0, "reward": 0.5}'),
+                                  headers={"Content-Type": "application/json"})
+    assert "content-length" not in streamed.request.headers and "content-length" not in small.request.headers
+    assert declared.status_code == streamed.status_code == 413
+    assert declared.json() == streamed.json() == {
+        "detail": "request body larger than 1024 bytes: send a smaller body (the limit is armlab serve --max-body)",
+        "state": None,
+    }
+    assert small.status_code == 200 and small.json()["status"] == "accepted"
+    assert session.experiment.stats.counts.sum() == 1
 
 
 async def test_conflicts_in_flight_and_budget(open_session):
@@ -216,23 +283,56 @@ async def test_authentication_and_the_published_schema(open_session):
         assert (await client.get("/status")).status_code == 200
 
 
-async def test_event_hub_streams_structured_log_events():
+async def test_event_hub_is_a_listener_with_bounded_buffers():
     hub = EventHub(buffer=2)
-    with structlog.testing.capture_logs():
-        hub.install()
-        try:
-            async with hub.subscribe() as subscription:
-                structlog.get_logger("t").info("trial_completed", trial=3, arm=1)
-                item = await subscription.receive.receive()
-                for i in range(4):
-                    structlog.get_logger("t").info("noise", i=i)
-                assert subscription.dropped == 2  # a slow reader loses events, the writer never waits
-        finally:
-            hub.uninstall()
-    assert item["event"] == "trial_completed" and item["trial"] == 3 and item["id"] == 1
-    text = format_sse({"id": 1, "event": "bad\nname", "x": 1})
-    assert text.startswith("id: 1\nevent: bad name\ndata: {") and text.endswith("\n\n")
-    assert json.loads(text.split("data: ")[1]) == {"id": 1, "event": "bad\nname", "x": 1}
+    hub(TrialDispatched(trial=0, bandit=0, arm=1, pull=0))  # nobody listens yet: not numbered
+    async with hub.subscribe() as subscription:
+        hub(TrialObserved(trial=3, bandit=0, arm=1, reward=0.5))
+        item = await subscription.receive.receive()
+        for pull in range(4):
+            hub(TrialDispatched(trial=4 + pull, bandit=0, arm=2, pull=pull))
+        assert subscription.dropped == 2  # a slow reader loses events, the experiment never waits
+    assert item == {"id": 1, "event": "trial_observed", "trial": 3, "bandit": 0, "arm": 1, "reward": 0.5}
+
+
+async def test_events_streams_the_experiment_events_whatever_the_logging(open_session):
+    structlog.reset_defaults()  # nothing configured: the stream must not care
+    session = open_session()
+    async with over_tcp(create_app(session, token=TOKEN)) as client:
+        async with client.stream("GET", "/events") as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            lines = stream.aiter_lines()
+            assert await anext(lines) == ": connected"
+            trial = (await client.post("/ask")).json()
+            await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1})
+            frames = await sse_frames(lines, until=lambda frame: frame.get("event") == "trial_observed")
+    data = [json.loads(frame["data"]) for frame in frames]
+    assert [frame["event"] for frame in frames] == [item["event"] for item in data]
+    assert [int(frame["id"]) for frame in frames] == [item["id"] for item in data] == list(range(1, len(data) + 1))
+    arm = trial["arm"]
+    assert data[0] == {"id": 1, "event": "trial_dispatched", "trial": 0, "bandit": 0, "arm": arm, "pull": 0}
+    assert data[-1] == {"id": len(data), "event": "trial_observed", "trial": 0, "bandit": 0, "arm": arm, "reward": 1.0}
+
+
+async def test_a_slow_reader_is_told_how_many_events_it_lost(open_session):
+    session = open_session()
+    emitted = []
+    session.experiment.add_listener(emitted.append)
+    async with over_tcp(create_app(session, token=TOKEN, hub=EventHub(buffer=2))) as client:
+        async with client.stream("GET", "/events") as stream:
+            lines = stream.aiter_lines()
+            assert await anext(lines) == ": connected"
+            for _ in range(4):  # without yielding to the event loop: the stream cannot drain meanwhile
+                trial = session.experiment.ask()
+                session.experiment.tell(trial.id, 1.0)
+            burst = len(emitted)
+            after = (await client.post("/ask")).json()  # an event after the loss
+            frames = await sse_frames(lines, until=lambda frame: frame.get("event") == "trial_dispatched"
+                                      and json.loads(frame["data"])["trial"] == after["trial_id"])
+    notices = [frame[""] for frame in frames if "" in frame]
+    delivered = [json.loads(frame["data"]) for frame in frames if "data" in frame]
+    lost = burst - len([item for item in delivered if item["id"] <= burst])
+    assert lost > 0 and notices == [f"{lost} events dropped (reader too slow)"]
 
 
 def test_token_rules(tmp_path, monkeypatch):

@@ -17,16 +17,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
-import structlog
 from pydantic import Field, model_validator
 
 from armlab.adapters.base import DEFERRED, LiveSource, RewardRejected, Trial, _Deferred, validate_reward
 from armlab.errors import TrialFailed
+from armlab.log import get_logger
 from armlab.plugins.interfaces import PluginParams
 
 __all__ = ["AdapterParams", "AdapterSource", "ArmsParams", "ArmsSource", "parse_reward_text", "reward_of"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class ArmsParams(PluginParams):

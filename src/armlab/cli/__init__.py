@@ -6,11 +6,12 @@ import click
 
 from armlab._version import __version__
 from armlab.cli.app import App
-from armlab.cli.errors import UserError
+from armlab.cli.errors import UserError, user_errors
 from armlab.cli.plugins import plugins_command
 from armlab.cli.run import run_command
 from armlab.cli.validate import validate_command
 from armlab.errors import ArmlabError
+from armlab.orchestrator.heap import apply_heap_setting
 
 __all__ = ["cli", "main"]
 
@@ -50,6 +51,8 @@ class ArmlabGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, no_plugins: bool) -> None:
     """armlab: run bandit experiments, simulated or live."""
+    with user_errors():
+        apply_heap_setting()  # the process is armlab's own (ARMLAB_HEAP_HEADROOM=0 turns it off)
     ctx.obj = App(load_entrypoints=not no_plugins)
 
 

@@ -18,17 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import structlog
 from pydantic import Field
 from scipy import sparse
 
+from armlab.log import get_logger
 from armlab.movielens.loader import Ratings
 from armlab.plugins.interfaces import PluginParams
 from armlab.random import KeyedRandom
 
 __all__ = ["ALSFit", "ALSSettings", "INIT_SCALE", "fit_als", "rmse"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Standard deviation of the initial movie factors (the sheet's ``N(0, 0.1^2)``).
 INIT_SCALE = 0.1

@@ -15,15 +15,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
+from armlab.log import get_logger
 from armlab.movielens.als import ALSSettings
 from armlab.movielens.loader import RatingsFileError, RatingsFormat, load_ratings
 from armlab.movielens.model import MODEL_VERSION, CompletedModel, ModelFileError, complete, load_model, save_model
 
 __all__ = ["PreparedModel", "cache_path", "default_cache_dir", "file_sha256", "prepare_model"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)

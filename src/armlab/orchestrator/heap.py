@@ -8,17 +8,32 @@ went to the kernel.  A top pad makes every heap extension reserve ``pad`` bytes 
 the next steps reuse; the step time of index policies there roughly halved (measured with
 ``MALLOC_TOP_PAD_``, which this sets from inside the process).  Other C libraries are left
 alone.
+
+The setting is global to the process (the C library's malloc), so armlab applies it only
+in processes it owns: the ``armlab`` command at start-up and its worker processes, through
+:func:`apply_heap_setting`.  There it is on by default; the environment variable
+``ARMLAB_HEAP_HEADROOM=0`` turns it off (``1`` turns it on).  Constructing a simulation
+never changes the host process: a program that uses armlab as a library and wants the
+speed calls :func:`reserve_heap_headroom` itself.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
+from collections.abc import Mapping
 
-__all__ = ["reserve_heap_headroom"]
+from armlab.errors import ConfigError
+
+__all__ = ["HEAP_ENV", "apply_heap_setting", "reserve_heap_headroom"]
 
 _M_TOP_PAD = -2  # glibc's mallopt parameter number (malloc.h)
 HEADROOM_BYTES = 16 * 2**20
+
+#: The environment variable that switches the headroom in armlab's own processes.
+HEAP_ENV = "ARMLAB_HEAP_HEADROOM"
+_SWITCH = {"1": True, "on": True, "true": True, "yes": True, "0": False, "off": False, "false": False, "no": False}
 
 
 def reserve_heap_headroom(pad: int = HEADROOM_BYTES) -> bool:
@@ -31,3 +46,17 @@ def reserve_heap_headroom(pad: int = HEADROOM_BYTES) -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return bool(mallopt(_M_TOP_PAD, pad))
+
+
+def apply_heap_setting(environ: Mapping[str, str] = os.environ) -> bool:
+    """Reserve heap headroom unless ``ARMLAB_HEAP_HEADROOM`` turns it off; True if reserved.
+
+    For processes armlab owns (the CLI, worker processes), called once at start-up.
+    """
+    value = environ.get(HEAP_ENV, "1")
+    switch = _SWITCH.get(value.strip().lower())
+    if switch is None:
+        raise ConfigError(
+            f"{HEAP_ENV}={value!r} is not understood: set it to 1 (reserve heap headroom) or 0 (leave malloc alone)"
+        )
+    return switch and reserve_heap_headroom()

@@ -12,6 +12,7 @@ import structlog
 
 from armlab.config import ExperimentConfig, load_config
 from armlab.errors import ConfigError
+from armlab.log import get_logger
 from armlab.orchestrator.session import LiveSession
 from armlab.orchestrator.shards import ShardRunner
 from armlab.orchestrator.simulate import PolicyResult, ProgressCallback, simulate
@@ -21,7 +22,7 @@ from armlab.plugins.registry import Registry
 
 __all__ = ["run_experiment", "run_experiment_async"]
 
-log = structlog.get_logger("armlab.orchestrator")
+log = get_logger("armlab.orchestrator")
 
 
 def _resolve(

@@ -9,9 +9,9 @@ from typing import Any
 
 import anyio
 import numpy as np
-import structlog
 from anyio.abc import ObjectSendStream
 
+from armlab.log import get_logger
 from armlab.orchestrator.bandit_completion import BanditCompletionObserver
 from armlab.orchestrator.confidence_metric import ConfidenceObserver
 from armlab.orchestrator.engine import Simulation, StepObserver
@@ -22,7 +22,7 @@ from armlab.problem import Objective
 
 __all__ = ["PolicyResult", "ProgressCallback", "simulate"]
 
-log = structlog.get_logger("armlab.orchestrator")
+log = get_logger("armlab.orchestrator")
 
 #: Simulated steps between yields to the event loop (keeps sibling tasks responsive).
 STEPS_PER_YIELD = 64

@@ -8,7 +8,10 @@ service was started insecure on loopback):
 * ``POST /tell`` -> accepted / duplicate / late; 404 unknown trial, 409 conflicting report,
   422 unusable reward.  The answer is sent only after the report is in the journal;
 * ``POST /abandon``, ``GET /trials/{id}``, ``GET /status`` (counts, pending, estimates,
-  recommendation, confidence) and ``GET /events`` (server-sent events of the structured log).
+  recommendation, confidence) and ``GET /events`` (server-sent events: the experiment's typed
+  events, docs/events.md).
+
+Request bodies larger than ``max_body_size`` get 413 (:class:`~armlab.service.body_limit.BodyLimit`).
 
 All state changes run synchronously on the event loop, so they are applied (and journaled)
 one at a time, in one order.  When the source runs trials itself (command, callback,
@@ -23,14 +26,15 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
-import structlog
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from armlab._version import __version__
 from armlab.adapters.base import RewardRejected
+from armlab.log import get_logger
 from armlab.orchestrator.journal import GroupCommit, JournalError
 from armlab.orchestrator.live import LiveRun
 from armlab.orchestrator.live_types import (
@@ -43,7 +47,8 @@ from armlab.orchestrator.live_types import (
 )
 from armlab.orchestrator.session import LiveSession
 from armlab.service.auth import token_matches
-from armlab.service.events import EventHub, format_sse
+from armlab.service.body_limit import BodyLimit
+from armlab.service.events import EventHub
 from armlab.service.models import (
     DEFAULT_MAX_BODY,
     AbandonIn,
@@ -57,9 +62,7 @@ from armlab.service.models import (
 
 __all__ = ["Service", "create_app"]
 
-log = structlog.get_logger(__name__)
-
-KEEP_ALIVE_SECONDS = 15.0
+log = get_logger(__name__)
 
 
 class Service:
@@ -185,8 +188,13 @@ def create_app(
     hub: EventHub | None = None,
     max_body_size: int = DEFAULT_MAX_BODY,
 ) -> FastAPI:
-    """The HTTP app serving ``session``; ``token=None`` disables authentication (insecure)."""
-    service = Service(session, hub or EventHub())
+    """The HTTP app serving ``session``; ``token=None`` disables authentication (insecure).
+
+    ``hub`` (a new one by default) receives the experiment's events for ``GET /events``.
+    """
+    hub = hub or EventHub()
+    session.experiment.add_listener(hub)
+    service = Service(session, hub)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -204,8 +212,8 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
-        max_body_size=max_body_size,
     )
+    app.add_middleware(BodyLimit, max_bytes=max_body_size)
     app.state.service = service
     bearer = HTTPBearer(auto_error=False, description="the service's token (ARMLAB_TOKEN or --token-file)")
 
@@ -251,29 +259,21 @@ def create_app(
         """State, counts, pending trials, estimates, recommendation and confidence."""
         return StatusOut.model_validate(service.status())
 
-    @app.get(
-        "/events",
-        dependencies=guard,
-        response_class=StreamingResponse,
-        responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}},
-    )
-    async def events() -> StreamingResponse:
-        """Server-sent events: one per structured-log event, with its context as JSON data."""
-        return StreamingResponse(_event_stream(service.hub), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store"})
+    json_401 = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}  # not an event stream
+
+    @app.get("/events", dependencies=guard, response_class=EventSourceResponse,
+             responses={401: {"description": _ERRORS[401]["description"], "content": json_401}})
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        """Server-sent events: one per experiment event (``event``: its kind, ``id``: a sequence
+        number, ``data``: its fields as JSON); comments say when the reader connected and how
+        many events it lost by reading too slowly; idle streams get keep-alive comments."""
+        async with service.hub.subscribe() as subscription:
+            yield ServerSentEvent(comment="connected")
+            reported_drops = 0
+            async for item in subscription.receive:
+                if subscription.dropped > reported_drops:
+                    reported_drops = subscription.dropped
+                    yield ServerSentEvent(comment=f"{reported_drops} events dropped (reader too slow)")
+                yield ServerSentEvent(data=item, event=item["event"], id=str(item["id"]))
 
     return app
-
-
-async def _event_stream(hub: EventHub) -> AsyncIterator[str]:
-    async with hub.subscribe() as subscription:
-        yield ": connected\n\n"
-        reported_drops = 0
-        while True:
-            item = None
-            with anyio.move_on_after(KEEP_ALIVE_SECONDS):  # never across a yield
-                item = await subscription.receive.receive()
-            if subscription.dropped > reported_drops:
-                reported_drops = subscription.dropped
-                yield f": {reported_drops} events dropped (reader too slow)\n\n"
-            yield ": keep-alive\n\n" if item is None else format_sse(item)

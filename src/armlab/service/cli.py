@@ -13,7 +13,7 @@ import click
 
 from armlab.cli.app import App
 from armlab.cli.errors import user_errors
-from armlab.log import configure_logging
+from armlab.log import configure_logging, log_event
 from armlab.orchestrator.session import LiveSession
 from armlab.service.auth import TOKEN_ENV
 from armlab.service.models import DEFAULT_MAX_BODY
@@ -92,7 +92,6 @@ def serve_command(
 
     from armlab.service.app import create_app
     from armlab.service.auth import resolve_token
-    from armlab.service.events import EventHub
 
     with ExitStack() as stack:
         with user_errors():
@@ -100,11 +99,9 @@ def serve_command(
             _configure_logs(stack, log_path)
             session = LiveSession.open(journal=journal_path, config=config_path, registry=app.registry)
         stack.callback(session.close)
-        hub = EventHub()
-        hub.install()
-        stack.callback(hub.uninstall)
+        session.experiment.add_listener(log_event)
         sock = stack.enter_context(_bind(host, port))
-        asgi = create_app(session, token=token, hub=hub, max_body_size=max_body)
+        asgi = create_app(session, token=token, max_body_size=max_body)
         config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2)
         click.echo(
             f"armlab: serving {session.config.name!r} on http://{host}:{sock.getsockname()[1]} "
@@ -132,6 +129,7 @@ def resume_command(app: App, journal_path: str, log_path: str | None) -> None:
         with user_errors():
             session = LiveSession.open(journal=journal_path, registry=app.registry)
             stack.callback(session.close)
+            session.experiment.add_listener(log_event)
             click.echo(f"replayed {session.replayed} events from {journal_path}")
             if not session.source.runs_trials:
                 click.echo(_outcome_line(session))

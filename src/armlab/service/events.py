@@ -1,28 +1,28 @@
-"""The live event stream: structured-log events copied to server-sent-event subscribers.
+"""The live event stream: an experiment's typed events copied to ``GET /events`` subscribers.
 
-:class:`EventHub` is a structlog processor.  The application that runs the service puts it
-into the processor chain just before the renderer (:meth:`EventHub.install`), so every
-event the experiment logs (trial dispatched/completed/failed, report late, budget spent...)
-reaches each subscriber of ``GET /events`` with its bound context, while still being
-logged as usual.  Each subscriber has a bounded buffer: a subscriber that cannot keep up
-loses events (and is told how many) instead of slowing the experiment down.
+:class:`EventHub` is an experiment listener (:data:`armlab.events.Listener`): registered
+with ``experiment.add_listener(hub)``, it turns each :class:`~armlab.events.ExperimentEvent`
+into its JSON form (``event.to_dict()``) plus a sequence ``id`` and offers it to every
+subscriber.  It does not depend on how (or whether) logging is configured.  Each subscriber
+has a bounded buffer: a subscriber that cannot keep up loses events (and is told how many)
+instead of slowing the experiment down.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
-from collections.abc import AsyncIterator, MutableMapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-__all__ = ["EventHub", "Subscription", "format_sse"]
+from armlab.events import ExperimentEvent
+
+__all__ = ["EventHub", "Subscription"]
 
 
 @dataclass(eq=False)
@@ -38,23 +38,22 @@ class Subscription:
 
 @dataclass(eq=False)
 class EventHub:
-    """Fan structlog events out to the subscribers of the event stream."""
+    """Fan an experiment's events out to the subscribers of the event stream."""
 
     buffer: int = 1000
     _subscribers: list[Subscription] = field(default_factory=list)
-    _previous: list[Any] | None = None
     _sequence: int = 0
 
-    def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        if self._subscribers:
-            self._sequence += 1
-            item = {"id": self._sequence, **event_dict}
-            for subscriber in list(self._subscribers):
-                if threading.get_ident() == subscriber.thread:
-                    self._offer(subscriber, item)
-                else:  # an event logged from a worker thread
-                    subscriber.loop.call_soon_threadsafe(self._offer, subscriber, item)
-        return event_dict
+    def __call__(self, event: ExperimentEvent) -> None:
+        if not self._subscribers:
+            return
+        self._sequence += 1
+        item = {"id": self._sequence, **event.to_dict()}
+        for subscriber in list(self._subscribers):
+            if threading.get_ident() == subscriber.thread:
+                self._offer(subscriber, item)
+            else:  # the experiment is driven from another thread than the stream's
+                subscriber.loop.call_soon_threadsafe(self._offer, subscriber, item)
 
     @staticmethod
     def _offer(subscriber: Subscription, item: dict[str, Any]) -> None:
@@ -67,7 +66,7 @@ class EventHub:
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncIterator[Subscription]:
-        """Receive every event logged while the context is open."""
+        """Receive every event emitted while the context is open."""
         send, receive = anyio.create_memory_object_stream[dict[str, Any]](self.buffer)
         subscriber = Subscription(receive, send, asyncio.get_running_loop(), threading.get_ident())
         self._subscribers.append(subscriber)
@@ -76,22 +75,3 @@ class EventHub:
                 yield subscriber
         finally:
             self._subscribers.remove(subscriber)
-
-    def install(self) -> None:
-        """Insert the hub before the last processor (the renderer) of structlog's configuration."""
-        processors = list(structlog.get_config()["processors"])
-        self._previous = processors
-        structlog.configure(processors=[*processors[:-1], self, processors[-1]])
-
-    def uninstall(self) -> None:
-        """Restore the processor chain :meth:`install` changed."""
-        if self._previous is not None:
-            structlog.configure(processors=self._previous)
-            self._previous = None
-
-
-def format_sse(item: dict[str, Any]) -> str:
-    """One server-sent event: ``id``, ``event`` (the log event's name) and JSON ``data``."""
-    data = json.dumps(item, default=str, separators=(",", ":"))
-    name = " ".join(str(item.get("event", "log")).split())  # one line, as the format requires
-    return f"id: {item.get('id', '')}\nevent: {name}\ndata: {data}\n\n"

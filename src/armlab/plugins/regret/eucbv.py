@@ -6,9 +6,9 @@ import math
 from typing import Literal
 
 import numpy as np
-import structlog
 from pydantic import Field
 
+from armlab.log import get_logger
 from armlab.plugins.policies._index import argmax_random_ties, select_by_index
 from armlab.plugins.regret.base import IndexPolicy, RegretParams
 from armlab.problem import Problem
@@ -17,7 +17,7 @@ from armlab.stats import ArmStats
 
 __all__ = ["EUCBV", "EUCBVSchedule"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class EUCBVParams(RegretParams):
