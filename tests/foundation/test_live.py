@@ -8,10 +8,9 @@ import types
 import anyio
 import numpy as np
 import pytest
-from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
-from armlab import ConfigError, LiveSource, TrialFailed, hookimpl, run_experiment
+from armlab import ConfigError, LiveSource, TrialFailed, events, hookimpl, run_experiment
 from armlab.config import validate_config
 from armlab.orchestrator.asktell import Experiment
 from armlab.orchestrator.live import LiveRun
@@ -87,13 +86,15 @@ async def test_all_trials_complete_within_the_in_flight_limit():
 
 async def test_failures_and_timeouts_are_outcomes_not_crashes():
     source = LatentSource({"fail_every": 5, "hang_every": 7})
-    with capture_logs(processors=[merge_contextvars]) as events:
-        run = await live(Uniform(), source, budget=35, in_flight=3, timeout=0.05).run()
+    run = live(Uniform(), source, budget=35, in_flight=3, timeout=0.05)
+    seen = []
+    run.experiment.add_listener(seen.append)
+    await run.run()
     statuses = [o.status for o in run.outcomes]
     assert statuses.count("timed_out") == 5 and statuses.count("failed") == 6
     assert run.stats.counts.sum() == 35 - 11 and run.stats.pending.sum() == 0
-    failed = [e for e in events if e["event"] == "trial_failed"]
-    assert len(failed) == 11 and {"trial", "arm"} <= failed[0].keys()
+    failed = [e for e in seen if isinstance(e, events.TrialFailed)]
+    assert len(failed) == 11 and sum("timed out" in e.reason for e in failed) == 5
     assert run.summary()["failed"] == 11
 
 
@@ -129,7 +130,7 @@ def test_live_experiment_through_the_config(tmp_path):
     assert result["trials"] == 40 and result["failed"] == 0
     assert result["recommendation"] in (0, 1, 2) and sum(result["counts"]) == 40
     names = [e["event"] for e in events]
-    assert names.count("trial_completed") == 40 and "experiment_finished" in names
+    assert names.count("trial_observed") == 40 and "experiment_finished" in names
     assert (tmp_path / "summary.json").exists()
     two = config.model_dump()
     two["policies"].append({"plugin": "uniform"})

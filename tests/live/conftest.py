@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import anyio
 import pytest
 
 from armlab.config import ExperimentConfig, validate_config
@@ -22,6 +28,51 @@ EXTERNAL_EXPERIMENT: dict[str, Any] = {
     "feedback": {"in_flight": 3},
     "policies": [{"plugin": "thompson"}],
 }
+
+
+SERVED_TOKEN = "p" * 32
+SERVE = [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "serve"]
+
+
+class ServedExperiment:
+    """`armlab serve` in a child process (stdout: the banner with the port, then the final line)."""
+
+    def __init__(self, config: Path | None, journal: Path, port: int = 0, log: Path | None = None) -> None:
+        env = {**os.environ, "ARMLAB_TOKEN": SERVED_TOKEN}
+        args = [] if config is None else [str(config)]
+        self.process = subprocess.Popen(
+            [*SERVE, *args, "--journal", str(journal), "--port", str(port), "--log", str(log or f"{journal}.log")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )
+        self.port = port
+
+    async def started(self) -> ServedExperiment:
+        assert self.process.stdout is not None
+        with anyio.fail_after(60):
+            banner = await anyio.to_thread.run_sync(self.process.stdout.readline, abandon_on_cancel=True)
+        assert "serving" in banner, banner + self.process.stderr.read()
+        self.port = int(banner.split("http://127.0.0.1:")[1].split()[0])
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        self.process.kill()  # SIGKILL: no cleanup at all
+        self.process.wait(timeout=30)
+        self.close()
+
+    def stop(self) -> tuple[int, str]:
+        self.process.send_signal(signal.SIGTERM)
+        out, _ = self.process.communicate(timeout=30)
+        self.close()
+        return self.process.returncode, out
+
+    def close(self) -> None:
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def live_config(**tables: Any) -> ExperimentConfig:
@@ -70,7 +121,8 @@ def state_of(experiment: Experiment) -> dict[str, Any]:
 @pytest.fixture
 def live() -> SimpleNamespace:
     """The helpers above, for test modules (tests import nothing from conftest directly)."""
-    return SimpleNamespace(config=live_config, conversion=conversion, experiment=make_experiment, state=state_of)
+    return SimpleNamespace(config=live_config, conversion=conversion, experiment=make_experiment, state=state_of,
+                           serve=ServedExperiment)
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ import textwrap
 import anyio
 import pytest
 
-from armlab.orchestrator.journal import FORMAT_VERSION, GroupCommit, Journal, JournalError
+from armlab.orchestrator.group_commit import GroupCommit
+from armlab.orchestrator.journal import FORMAT_VERSION, Journal, JournalError
 from armlab.orchestrator.live_types import Event
 
 

@@ -10,7 +10,6 @@ import importlib.util
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +25,7 @@ from armlab.plan import build_plan
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = REPO / "examples/live/client.py"
-TOKEN = "p" * 32
-SERVE = [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "serve"]
+TOKEN = "p" * 32  # the token of ServedExperiment (conftest)
 
 CONFIG = """
 name = "crash-test"
@@ -80,46 +78,6 @@ def _load_client():
     return module
 
 
-class Service:
-    """`armlab serve` in a child process (stdout: the banner with the port, then the final line)."""
-
-    def __init__(self, config: Path, journal: Path, port: int = 0) -> None:
-        env = {**os.environ, "ARMLAB_TOKEN": TOKEN}
-        self.process = subprocess.Popen(
-            [*SERVE, str(config), "--journal", str(journal), "--port", str(port), "--log", str(journal) + ".log"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )
-        self.port = port
-
-    async def started(self) -> Service:
-        assert self.process.stdout is not None
-        with anyio.fail_after(60):
-            banner = await anyio.to_thread.run_sync(self.process.stdout.readline, abandon_on_cancel=True)
-        assert "serving" in banner, banner + self.process.stderr.read()
-        self.port = int(banner.split("http://127.0.0.1:")[1].split()[0])
-        return self
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def kill(self) -> None:
-        self.process.kill()  # SIGKILL: no cleanup at all
-        self.process.wait(timeout=30)
-        self.close()
-
-    def stop(self) -> tuple[int, str]:
-        self.process.send_signal(signal.SIGTERM)
-        out, _ = self.process.communicate(timeout=30)
-        self.close()
-        return self.process.returncode, out
-
-    def close(self) -> None:
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
-
-
 async def _status(url: str) -> dict:
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as client:
         return (await client.get(url + "/status")).json()
@@ -128,12 +86,12 @@ async def _status(url: str) -> dict:
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize(("template", "policy"), [(CONFIG, "thompson"), (MULTI_CONFIG, "bayes-topm")],
                          ids=["one-bandit", "three-bandits-gcp"])
-async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry, template, policy):
+async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry, live, template, policy):
     """Concurrent clients, two SIGKILLs at random points, restarts on the same journal."""
     budget = 120
     config, journal, acks = tmp_path / "crash.toml", tmp_path / "crash.sqlite", tmp_path / "acks.jsonl"
     config.write_text(template.format(budget=budget))
-    service = await Service(config, journal).started()
+    service = await live.serve(config, journal).started()
     client = subprocess.Popen(
         [sys.executable, str(CLIENT), "--url", service.url, "--clients", "6", "--latency", "0.02",
          "--acks", str(acks), "--give-up", "120"],
@@ -154,7 +112,7 @@ async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry, 
             await anyio.sleep(rng.uniform(0, 0.1))
             service.kill()
             kills.append(status["dispatched"])
-            service = await Service(config, journal, service.port).started()
+            service = await live.serve(config, journal, service.port).started()
         out, err = await anyio.to_thread.run_sync(lambda: client.communicate(timeout=180))
         assert client.returncode == 0, err
         final = await _status(service.url)
@@ -196,10 +154,10 @@ async def test_kill_9_under_load_loses_no_acknowledged_tell(tmp_path, registry, 
 
 
 @pytest.mark.timeout(120)
-async def test_event_stream_and_clean_stop(tmp_path):
+async def test_event_stream_and_clean_stop(tmp_path, live):
     config, journal = tmp_path / "ab.toml", tmp_path / "ab.sqlite"
     config.write_text(CONFIG.format(budget=10))
-    service = await Service(config, journal).started()
+    service = await live.serve(config, journal).started()
     lines: list[str] = []
     try:
         headers = {"Authorization": f"Bearer {TOKEN}"}
@@ -211,7 +169,7 @@ async def test_event_stream_and_clean_stop(tmp_path):
                 with anyio.fail_after(30):
                     async for line in stream.aiter_lines():
                         lines.append(line)
-                        if line == "event: trial_completed":
+                        if line == "event: trial_observed":
                             break
             unauthorized = await client.get("/status", headers={"Authorization": "Bearer nope"})
     finally:
@@ -222,4 +180,4 @@ async def test_event_stream_and_clean_stop(tmp_path):
     assert unauthorized.status_code == 401
     assert code == 0 and "thompson: running; 1 dispatched, 1 completed" in last_line
     logged = [json.loads(line)["event"] for line in Path(str(journal) + ".log").read_text().splitlines()]
-    assert logged[:2] == ["journal_created", "trial_dispatched"] and "trial_completed" in logged
+    assert logged[:2] == ["journal_created", "trial_dispatched"] and "trial_observed" in logged

@@ -1,53 +1,69 @@
 """The append-only journal of a live experiment: SQLite in WAL mode, one row per event.
 
 A journal holds the experiment's configuration and seed (table ``meta``) and every
-:class:`~armlab.orchestrator.asktell.Event` in the order it was applied (table ``events``).
-:meth:`Journal.append` returns only after the row is committed with ``synchronous=FULL``:
-in WAL mode that fsyncs the write-ahead log on every commit, so an event that was
-acknowledged survives a crash of the process or of the machine.  (``NORMAL`` would only
-survive a process crash.)
+:class:`~armlab.orchestrator.live_types.Event` in the order it was applied (table ``events``).
+:meth:`Journal.append_many` returns only after its rows are committed with
+``synchronous=FULL``: in WAL mode that fsyncs the write-ahead log on every commit, so an
+event that was acknowledged survives a crash of the process or of the machine.
 
-:class:`GroupCommit` is the asynchronous way to write: events recorded on the event loop
-are committed by a worker thread in batches (one fsync per batch), and a caller awaits
-:meth:`GroupCommit.durable` before it acknowledges anything.  The experiment in memory may
-run ahead of the disk by the batch being written, never an acknowledgement: if a write
-fails, the writer raises and the process must stop; a restart replays the durable prefix.
+A journal is **two files**: ``NAME`` and, while it is in use or after a crash, ``NAME-wal``
+(the write-ahead log, which holds the newest events until SQLite copies them into ``NAME``).
+Copy both, or use ``armlab journal backup`` (SQLite's backup API) on a journal no process
+is using.  At a clean close the log is copied into the main file and removed.
 
-The schema itself guards the invariants: one dispatch per trial, at most one outcome
-(result, failure or abandon) per trial, one late report per trial, one trial per
+What is checked, and when:
+
+* **Integrity chain.**  Every event row carries ``chain = sha256(previous chain, event)``,
+  starting from a hash of the journal's meta data, and rows are numbered 1, 2, 3...
+  Reading the events (replay) recomputes the chain: a changed, removed or reordered event,
+  or changed meta data, raises :class:`JournalCorrupted` naming the last good event.
+* **A lost write-ahead log.**  ``meta.state`` is ``open`` while a process uses the journal
+  and ``closed`` after a clean close; a journal that was not closed cleanly and has no
+  ``-wal`` file was copied or moved without it, and is refused.
+* **Damaged pages.**  SQLite's own errors while reading are reported the same way.
+* **The file itself.**  Before each write the journal checks that its path still names
+  the file it opened, so a journal deleted or replaced while in use stops the writer instead
+  of acknowledging results written to an unlinked file.
+
+``armlab journal salvage`` copies the readable, verified prefix of a damaged journal into
+a new one.  Creation is atomic (written under a temporary name, then renamed), so a crash
+while creating leaves no half-made journal.  The schema guards the invariants: one dispatch
+per trial, at most one outcome per trial, one late report per trial, one trial per
 idempotency key.  The database is opened in exclusive locking mode, so a second process
-cannot write to a journal that is in use; the operating system drops the lock when the
-owner dies, even by ``kill -9``.
+cannot use a journal that is in use; the operating system drops the lock when the owner
+dies, even by ``kill -9``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import anyio
-
 from armlab._version import __version__
 from armlab.errors import ArmlabError
 from armlab.log import get_logger
 from armlab.orchestrator.live_types import Event
 
-__all__ = ["FORMAT_VERSION", "GroupCommit", "Journal", "JournalError"]
+__all__ = ["FORMAT_VERSION", "Journal", "JournalCorrupted", "JournalError"]
 
 log = get_logger(__name__)
 
-#: Version of the journal's schema.  1: one bandit; 2: every event names its bandit.
+#: Version of the journal's schema.  1: one bandit, no chain; 2: events name their bandit and
+#: carry the integrity chain (a format-1 journal is migrated when opened).
 FORMAT_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,
     kind TEXT NOT NULL CHECK (kind IN ('dispatch', 'result', 'failed', 'abandoned', 'late')),
     trial INTEGER NOT NULL CHECK (trial >= 0),
     arm INTEGER NOT NULL CHECK (arm >= 0),
@@ -56,112 +72,271 @@ CREATE TABLE events (
     reason TEXT NOT NULL DEFAULT '',
     key TEXT,
     at REAL NOT NULL,
+    chain TEXT NOT NULL,
     CHECK ((kind IN ('result', 'late')) = (reward IS NOT NULL))
 );
 CREATE UNIQUE INDEX one_dispatch_per_trial ON events (trial) WHERE kind = 'dispatch';
 CREATE UNIQUE INDEX one_outcome_per_trial ON events (trial) WHERE kind IN ('result', 'failed', 'abandoned');
 CREATE UNIQUE INDEX one_late_report_per_trial ON events (trial) WHERE kind = 'late';
-CREATE UNIQUE INDEX one_trial_per_key ON events (key) WHERE key IS NOT NULL;
+CREATE UNIQUE INDEX one_trial_per_key ON events (key) WHERE key IS NOT NULL
 """
+_COLUMNS = "seq, kind, trial, arm, bandit, reward, reason, key, at, chain"
 
 
 class JournalError(ArmlabError):
     """A journal cannot be created, opened or written (the message says which file and why)."""
 
 
+class JournalCorrupted(JournalError):
+    """A journal's content does not verify; ``good`` is the number of events that do."""
+
+    def __init__(self, message: str, good: int) -> None:
+        super().__init__(message)
+        self.good = good
+
+
+def _link(previous: str, seq: int, event: Event) -> str:
+    """The chain value of event number ``seq`` after ``previous`` (floats written exactly)."""
+    reward = None if event.reward is None else float(event.reward).hex()
+    fields = [seq, event.kind, event.trial, event.arm, event.bandit, reward, event.reason, event.key,
+              float(event.at).hex()]
+    text = previous + json.dumps(fields, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _genesis(meta: Mapping[str, str]) -> str:
+    """The chain's start: a hash of the meta data written at creation (state excluded)."""
+    fixed = sorted((k, v) for k, v in meta.items() if k != "state")
+    return hashlib.sha256(json.dumps(fixed).encode()).hexdigest()[:32]
+
+
 class Journal:
-    """An open journal file.  Use :meth:`create` or :meth:`open`, and close it when done."""
+    """An open journal file.  Use :meth:`create` or :meth:`open`, and close it when done.
+
+    Every use of the connection holds a lock, so the group-commit writer thread and a
+    shutdown never use it at the same time.
+    """
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
         self.path = path
         self._db = connection
+        self._lock = threading.Lock()
+        self._identity = _identity(path)
+        self._seq, self._chain = self._tail()
 
     def __repr__(self) -> str:
-        return f"Journal({str(self.path)!r})"
+        return f"Journal({str(self.path)!r}, events={self._seq})"
 
+    # -- creating and opening ------------------------------------------------------------
     @classmethod
     def create(cls, path: str | Path, meta: Mapping[str, Any]) -> Journal:
-        """Start a new journal at ``path`` (which must not exist) holding ``meta`` (JSON values)."""
+        """Start a new journal at ``path`` (which must not exist) holding ``meta`` (JSON values).
+
+        The journal is written under a temporary name and renamed into place, so ``path``
+        is either a complete journal or absent, whatever happens meanwhile.
+        """
         path = Path(path)
         if path.exists():
             raise JournalError(f"journal {str(path)!r} already exists; resume it or pick another file")
-        journal = cls(path, _connect(path))
         rows = {"format": FORMAT_VERSION, "armlab_version": __version__, "created_at": time.time(), **meta}
-        with journal._db:  # one transaction: a journal is either complete or absent
-            journal._db.execute("BEGIN")
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                journal._db.execute(statement)
-            journal._db.executemany(
-                "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [(key, json.dumps(value)) for key, value in rows.items()],
-            )
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.creating")
+        try:
+            db = sqlite3.connect(temporary, isolation_level=None)
+            try:
+                db.execute("PRAGMA journal_mode = WAL")
+                with db:
+                    db.execute("BEGIN")
+                    for statement in _SCHEMA.split(";"):
+                        db.execute(statement)
+                    db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
+                                   [(key, json.dumps(value)) for key, value in rows.items()])
+                    db.execute("INSERT INTO meta (key, value) VALUES ('state', '\"closed\"')")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                db.close()  # the write-ahead log is folded in and removed
+            _fsync(temporary)
+            os.rename(temporary, path)
+            _fsync(path.parent)
+        except (OSError, sqlite3.Error) as exc:
+            temporary.unlink(missing_ok=True)
+            raise JournalError(f"cannot create journal {str(path)!r}: {exc}") from None
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
         log.info("journal_created", path=str(path))
-        return journal
+        return cls.open(path)
 
     @classmethod
     def open(cls, path: str | Path) -> Journal:
-        """Open an existing journal for replay and further appends."""
+        """Open an existing journal for replay and further appends (format 1 is migrated)."""
         path = Path(path)
         if not path.is_file():
             raise JournalError(f"journal {str(path)!r} does not exist")
-        journal = cls(path, _connect(path))
+        wal_present = Path(f"{path}-wal").exists()
+        db = _connect(path)
         try:
-            version = journal.meta.get("format")
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as exc:
-            journal.close()
+            db.close()
             raise JournalError(f"{str(path)!r} is not an armlab journal: {exc}") from None
-        if version == 1:
-            journal._migrate_from_1()
-        elif version != FORMAT_VERSION:
-            journal.close()
+        version = json.loads(meta.get("format", "null"))
+        if version not in (1, FORMAT_VERSION):
+            db.close()
             raise JournalError(
-                f"journal {str(path)!r} has format {version!r}; this armlab reads formats 1 and {FORMAT_VERSION} "
-                "(a newer armlab wrote it: resume it with that version)"
+                f"journal {str(path)!r} has format {version!r}; this armlab reads formats 1 and "
+                f"{FORMAT_VERSION} (a newer armlab wrote it: resume it with that version)"
             )
+        if meta.get("state") == '"open"' and not wal_present:
+            db.close()
+            raise JournalCorrupted(
+                f"journal {str(path)!r} was not closed cleanly and its write-ahead log {str(path)!r}-wal is "
+                "missing, so its newest events are lost (a journal is two files: copy both, or use "
+                "`armlab journal backup`); `armlab journal salvage` keeps what the main file holds",
+                good=0,
+            )
+        if version == 1:
+            _migrate_from_1(db, path)
+        journal = cls(path, db)
+        journal._set_state("open")
+        with journal._lock:  # into the main file, so a copy of it alone is known to be incomplete
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return journal
 
-    def _migrate_from_1(self) -> None:
-        """Format 1 had one bandit: its events get bandit 0, in one transaction."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("ALTER TABLE events ADD COLUMN bandit INTEGER NOT NULL DEFAULT 0 CHECK (bandit >= 0)")
-            self._db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT_VERSION),))
-        log.info("journal_migrated", path=str(self.path), from_format=1, to_format=FORMAT_VERSION)
-
+    # -- reading -------------------------------------------------------------------------
     @property
     def meta(self) -> dict[str, Any]:
         """The experiment description stored at creation (config, seed, versions)."""
-        rows = self._db.execute("SELECT key, value FROM meta").fetchall()
+        with self._lock:
+            rows = self._db.execute("SELECT key, value FROM meta").fetchall()
         return {key: json.loads(value) for key, value in rows}
 
+    def events(self) -> Iterator[Event]:
+        """Every event in the order it was applied, each verified against the integrity chain.
+
+        Raises :class:`JournalCorrupted` at the first event that does not verify (or that
+        SQLite cannot read), naming the last good one; the events before it are yielded.
+        """
+        chain, expected = self._genesis(), 1
+        last = "the journal's start"
+        for row in self._rows():
+            seq, kind, trial, arm, bandit, reward, reason, key, at, stored = row
+            event = Event(kind, trial, arm, bandit, reward=reward, reason=reason, key=key, at=at)
+            if seq != expected:
+                raise self._damaged(f"is missing event {expected} (the next stored is {seq}); the last good "
+                                    f"event is {last}", expected - 1)
+            chain = _link(chain, seq, event)
+            if chain != stored:
+                raise self._damaged(f"event {seq} ({kind} of trial {trial}) was changed after it was written; "
+                                    f"the last good event is {last}", seq - 1)
+            last = f"{seq} ({kind} of trial {trial})"
+            expected += 1
+            yield event
+
+    def _rows(self) -> Iterator[tuple[Any, ...]]:
+        """The stored rows in order; on a damaged file, row by row up to the first unreadable one."""
+        with self._lock:
+            try:
+                rows = self._db.execute(f"SELECT {_COLUMNS} FROM events ORDER BY seq").fetchall()
+            except sqlite3.DatabaseError:
+                rows = None
+        if rows is not None:
+            yield from rows
+            return
+        seq = 0
+        while True:
+            seq += 1
+            with self._lock:
+                try:
+                    row = self._db.execute(f"SELECT {_COLUMNS} FROM events WHERE seq = ?", (seq,)).fetchone()
+                except sqlite3.DatabaseError as exc:
+                    raise self._damaged(f"cannot be read from event {seq} on ({exc}); the last good event "
+                                        f"is {seq - 1}", seq - 1) from None
+            if row is None:
+                raise self._damaged(f"cannot be read after event {seq - 1}", seq - 1)
+            yield row
+
+    def _damaged(self, what: str, good: int) -> JournalCorrupted:
+        return JournalCorrupted(
+            f"journal {str(self.path)!r} {what}; `armlab journal salvage {self.path} NEW` copies the "
+            f"{good} good event(s) to a new journal", good,
+        )
+
+    def _genesis(self) -> str:
+        with self._lock:
+            return _genesis(dict(self._db.execute("SELECT key, value FROM meta").fetchall()))
+
+    def _tail(self) -> tuple[int, str]:
+        try:
+            row = self._db.execute("SELECT seq, chain FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.DatabaseError:
+            return 0, ""  # a damaged journal: events() says where, appends are refused by then
+        return (0, self._genesis()) if row is None else (row[0], row[1])
+
+    # -- writing -------------------------------------------------------------------------
     def append(self, event: Event) -> None:
         """Write ``event`` and commit; returns only once it is durable."""
         self.append_many([event])
 
-    def append_many(self, events: Sequence[Event]) -> None:
-        """Write ``events`` in one transaction (all or none); returns once they are durable."""
-        rows = [(e.kind, e.trial, e.arm, e.bandit, e.reward, e.reason, e.key, e.at) for e in events]
-        try:
-            with self._db:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany(
-                    "INSERT INTO events (kind, trial, arm, bandit, reward, reason, key, at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-        except sqlite3.Error as exc:
-            raise JournalError(f"journal {str(self.path)!r}: cannot write {len(rows)} event(s): {exc}") from exc
-
     __call__ = append  # a journal is the experiment's recorder
 
-    def events(self) -> Iterator[Event]:
-        """Every event in the order it was applied."""
-        cursor = self._db.execute("SELECT kind, trial, arm, bandit, reward, reason, key, at FROM events ORDER BY seq")
-        for kind, trial, arm, bandit, reward, reason, key, at in cursor:
-            yield Event(kind, trial, arm, bandit, reward=reward, reason=reason, key=key, at=at)
+    def append_many(self, events: Sequence[Event]) -> None:
+        """Write ``events`` in one transaction (all or none); returns once they are durable."""
+        with self._lock:
+            self._check_identity()
+            seq, chain, rows = self._seq, self._chain, []
+            for e in events:
+                seq += 1
+                chain = _link(chain, seq, e)
+                rows.append((seq, e.kind, e.trial, e.arm, e.bandit, e.reward, e.reason, e.key, e.at, chain))
+            try:
+                with self._db:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    self._db.executemany(f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {str(self.path)!r}: cannot write {len(rows)} event(s): {exc}") from exc
+            self._seq, self._chain = seq, chain
 
+    def _check_identity(self) -> None:
+        if _identity(self.path) != self._identity:
+            raise JournalError(
+                f"journal {str(self.path)!r} was deleted, moved or replaced while in use; nothing more is "
+                "written: put the file back and resume it"
+            )
+
+    def _set_state(self, state: str) -> None:
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("UPDATE meta SET value = ? WHERE key = 'state'", (json.dumps(state),))
+
+    # -- closing and copying -------------------------------------------------------------
     def close(self) -> None:
-        self._db.close()
+        """Mark the journal closed, fold the write-ahead log into the main file, close."""
+        try:
+            if _identity(self.path) == self._identity:
+                self._set_state("closed")
+                with self._lock:
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass  # a full disk or a damaged file: the log stays, and the next open replays it
+        finally:
+            with self._lock:
+                self._db.close()
+
+    def backup(self, target: str | Path) -> Path:
+        """Copy this journal into the new file ``target`` with SQLite's backup API (one file)."""
+        target = Path(target)
+        if target.exists():
+            raise JournalError(f"backup target {str(target)!r} already exists; pick a new file")
+        copy = sqlite3.connect(target)
+        try:
+            with self._lock:
+                self._db.backup(copy)
+            copy.execute("PRAGMA journal_mode = WAL")
+            copy.execute("UPDATE meta SET value = '\"closed\"' WHERE key = 'state'")
+            copy.commit()
+        finally:
+            copy.close()
+        return target
 
     def __enter__(self) -> Self:
         return self
@@ -172,76 +347,67 @@ class Journal:
         self.close()
 
 
-class GroupCommit:
-    """Batch the events recorded on the event loop into one commit per batch.
+def salvage(source: str | Path, target: str | Path) -> int:
+    """Copy the verified prefix of the (damaged) journal ``source`` into a new journal
+    ``target``; return how many events were kept.  ``source`` is only read."""
+    source = Path(source)
+    db = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    try:
+        meta = {key: json.loads(value) for key, value in db.execute("SELECT key, value FROM meta")}
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise JournalError(f"{str(source)!r}: its meta data cannot be read ({exc}); nothing to salvage") from None
+    reader = Journal(source, db)
+    kept: list[Event] = []
+    try:
+        for event in reader.events():
+            kept.append(event)
+    except JournalCorrupted:
+        pass
+    finally:
+        db.close()
+    created = {k: v for k, v in meta.items() if k not in ("format", "armlab_version", "created_at", "state")}
+    with Journal.create(target, {**created, "salvaged_from": str(source)}) as journal:
+        journal.append_many(kept)
+    return len(kept)
 
-    Use :meth:`record` as the experiment's recorder, run :meth:`run` in a task group, and
-    ``await durable()`` before acknowledging: it returns once everything recorded so far
-    is on disk.  Events stay in the buffer until their batch is committed; after :meth:`run`
-    has ended (cancelled), :meth:`flush` writes what is left.  Only one thread at a time
-    touches the database: the worker thread while a batch is written, else the caller.
-    """
 
-    def __init__(self, journal: Journal) -> None:
-        self.journal = journal
-        self.recorded = 0
-        self.written = 0
-        self.batches = 0
-        self._buffer: list[Event] = []
-        self._work = anyio.Event()
-        self._progress = anyio.Event()
-        self._failure: BaseException | None = None
+def _migrate_from_1(db: sqlite3.Connection, path: Path) -> None:
+    """Format 1 had one bandit and no chain: rebuild the events table in one transaction."""
+    old = db.execute("SELECT kind, trial, arm, reward, reason, key, at FROM events ORDER BY seq").fetchall()
+    with db:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DROP TABLE events")
+        for statement in _SCHEMA.split(";")[1:]:
+            db.execute(statement)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT_VERSION),))
+        db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('state', '\"closed\"')")
+        chain = _genesis(dict(db.execute("SELECT key, value FROM meta").fetchall()))
+        for seq, (kind, trial, arm, reward, reason, key, at) in enumerate(old, start=1):
+            chain = _link(chain, seq, Event(kind, trial, arm, 0, reward=reward, reason=reason, key=key, at=at))
+            db.execute(f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+                       (seq, kind, trial, arm, reward, reason, key, at, chain))
+    log.info("journal_migrated", path=str(path), from_format=1, to_format=FORMAT_VERSION, events=len(old))
 
-    def __repr__(self) -> str:
-        return f"GroupCommit(recorded={self.recorded}, written={self.written}, batches={self.batches})"
 
-    def record(self, event: Event) -> None:
-        if self._failure is not None:
-            raise JournalError(f"the journal can no longer be written: {self._failure}")
-        self._buffer.append(event)
-        self.recorded += 1
-        self._work.set()
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
-    async def durable(self) -> None:
-        """Wait until every event recorded before this call is committed."""
-        target = self.recorded
-        while self.written < target:
-            if self._failure is not None:
-                raise JournalError(f"the journal write failed: {self._failure}")
-            await self._progress.wait()
 
-    async def run(self) -> None:
-        """Write batches until cancelled; a failed write is re-raised (stop the process).
-
-        A batch being written when the task is cancelled is finished first (the worker
-        thread is not abandoned), so no batch is ever half-known.
-        """
-        while True:
-            await self._work.wait()
-            self._work = anyio.Event()
-            try:
-                await anyio.to_thread.run_sync(self._write, len(self._buffer))
-            except JournalError as exc:
-                self._failure = exc
-                raise
-            finally:
-                self._progress.set()
-                self._progress = anyio.Event()
-
-    def flush(self) -> None:
-        """Write whatever is still buffered (call once :meth:`run` has ended)."""
-        if self._buffer and self._failure is None:
-            self._write(len(self._buffer))
-
-    def _write(self, n: int) -> None:
-        self.journal.append_many(self._buffer[:n])
-        del self._buffer[:n]  # records appended meanwhile stay (list operations are atomic)
-        self.written += n
-        self.batches += 1
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """Autocommit connection (each INSERT is its own durable transaction), WAL, exclusive."""
+    """Autocommit connection (each transaction durable), WAL, exclusive."""
     try:
         db = sqlite3.connect(path, timeout=0.0, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:

@@ -32,6 +32,7 @@ from armlab.adapters.base import DEFERRED, LiveSource, RewardRejected, Trial
 from armlab.errors import ConfigError, TrialFailed
 from armlab.log import get_logger
 from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.group_commit import GroupCommit
 from armlab.orchestrator.live_types import ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
 from armlab.stats import ArmStats
 
@@ -56,11 +57,17 @@ class Outcome:
 class LiveRun:
     """Run the trials of ``experiment`` through ``sources`` (one per bandit, in bandit order).
 
-    ``timeout`` (seconds) bounds each trial, including the wait for a deferred report.
+    ``timeout`` (seconds) bounds each trial, including the wait for a deferred report;
+    with ``writer`` (the journal's group commit) every change waits for its turn.
     """
 
     def __init__(
-        self, *, experiment: Experiment, sources: Sequence[LiveSource], timeout: float | None = None
+        self,
+        *,
+        experiment: Experiment,
+        sources: Sequence[LiveSource],
+        timeout: float | None = None,
+        writer: GroupCommit | None = None,
     ) -> None:
         if len(sources) != len(experiment.problems):
             raise ValueError(f"{len(experiment.problems)} bandit(s) need as many sources, got {len(sources)}")
@@ -73,6 +80,7 @@ class LiveRun:
         self.experiment = experiment
         self.sources = list(sources)
         self.timeout = timeout
+        self.writer = writer
         self.outcomes: list[Outcome] = []
         self._slot_freed: anyio.Event | None = None
         self._reported: dict[int, anyio.Event] = {}
@@ -111,6 +119,7 @@ class LiveRun:
     async def _dispatch(self, tg: TaskGroup) -> None:
         experiment = self.experiment
         while True:
+            await self._turn()
             state = experiment.state
             if state is ExperimentState.RUNNING:
                 try:
@@ -125,6 +134,11 @@ class LiveRun:
                 log.info("dispatch_finished", state=state.value, trials=len(experiment.trials))
                 return
 
+    async def _turn(self) -> None:
+        """Wait until the journal writer takes changes (none while a batch is being written)."""
+        if self.writer is not None:
+            await self.writer.turn()
+
     def _on_event(self, event: events.ExperimentEvent) -> None:
         if isinstance(event, TrialOutcome):
             if self._slot_freed is not None:
@@ -136,6 +150,7 @@ class LiveRun:
         with bound_contextvars(trial=trial.id, arm=trial.arm, bandit=trial.bandit):
             log.debug("trial_started")
             outcome = await self._await_result(trial)
+            await self._turn()
             try:
                 outcome = self._apply(outcome)
             except ReportConflict as exc:  # a report from elsewhere closed the trial first

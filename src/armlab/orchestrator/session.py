@@ -11,7 +11,7 @@ is the run that never stopped.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +23,9 @@ from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
 from armlab.orchestrator.asktell import Experiment
-from armlab.orchestrator.journal import GroupCommit, Journal
+from armlab.orchestrator.group_commit import GroupCommit
+from armlab.orchestrator.journal import Journal, JournalError
+from armlab.orchestrator.live_types import Event
 from armlab.orchestrator.live import LiveRun
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
@@ -126,7 +128,7 @@ class LiveSession:
         session.experiment.recorder = opened
         return session
 
-    def live_run(self) -> LiveRun:
+    def live_run(self, writer: GroupCommit | None = None) -> LiveRun:
         """The async driver that runs this session's trials through its source."""
         if any(source.defers_rewards for source in self.sources):
             raise ConfigError(
@@ -134,20 +136,25 @@ class LiveSession:
                 "(reward_in_response = false); they arrive at the /tell endpoint of `armlab serve`, "
                 "so run this experiment with `armlab serve CONFIG --journal FILE`"
             )
-        return LiveRun(sources=self.sources, experiment=self.experiment, timeout=self.config.feedback.timeout)
+        return LiveRun(sources=self.sources, experiment=self.experiment, timeout=self.config.feedback.timeout,
+                       writer=writer)
 
     async def run(self) -> None:
         """Run the trials through the source until the experiment ends, journal writes batched."""
-        live = self.live_run()
-        async with self.group_commit():
-            await live.run()
+        async with self.group_commit() as writer:
+            await self.live_run(writer).run()
 
     @asynccontextmanager
-    async def group_commit(self) -> AsyncIterator[GroupCommit | None]:
+    async def group_commit(
+        self, on_failure: Callable[[JournalError], None] | None = None
+    ) -> AsyncIterator[GroupCommit | None]:
         """Within this context, journal writes are batched (see :class:`GroupCommit`).
 
-        Yields the writer (None without a journal); await its ``durable()`` before
-        acknowledging a change.  On exit (even cancelled) every recorded event is written.
+        Yields the writer (None without a journal): await its ``turn()`` before changing the
+        experiment and its ``durable()`` before acknowledging a change.  On a clean exit
+        (even cancelled) every recorded event is written.  A failed write is passed to
+        ``on_failure`` (else raised), and from then on every change is refused: nothing is
+        ever written after a gap.
         """
         if self.journal is None:
             yield None
@@ -156,14 +163,17 @@ class LiveSession:
         self.experiment.recorder = writer.record
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(writer.run)
+                tg.start_soon(writer.run, on_failure)
                 try:
                     yield writer
                 finally:
                     tg.cancel_scope.cancel()  # a batch being written is finished first
         finally:
-            self.experiment.recorder = self.journal
-            writer.flush()
+            if writer.failure is None:
+                writer.flush()
+                self.experiment.recorder = self.journal
+            else:
+                self.experiment.recorder = _refuse_after(writer.failure)
 
     def policy_summary(self) -> dict[str, Any]:
         """``{label: {...}}``: the live entry of ``summary.json``."""
@@ -172,6 +182,15 @@ class LiveSession:
     def close(self) -> None:
         if self.journal is not None:
             self.journal.close()
+
+
+def _refuse_after(failure: JournalError) -> Callable[[Event], None]:
+    """A recorder that refuses every change once the journal failed to write."""
+
+    def refuse(event: Event) -> None:
+        raise JournalError(f"the journal failed earlier and takes no more events: {failure}")
+
+    return refuse
 
 
 def _require_same(stored: ExperimentConfig, given: ExperimentConfig, path: Path) -> None:

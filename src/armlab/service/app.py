@@ -21,7 +21,7 @@ webhook) the service also drives them (``/ask`` is then refused); for ``external
 
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -35,10 +35,11 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from armlab._version import __version__
 from armlab.adapters.base import RewardRejected
 from armlab.log import get_logger
-from armlab.orchestrator.journal import GroupCommit, JournalError
-from armlab.orchestrator.live import LiveRun
+from armlab.orchestrator.group_commit import GroupCommit
+from armlab.orchestrator.journal import JournalError
+from armlab.events import ExperimentEvent
+from armlab.orchestrator.live import LiveRun, TrialOutcome
 from armlab.orchestrator.live_types import (
-    Event,
     ExperimentState,
     NoTrialAvailable,
     ReportConflict,
@@ -66,35 +67,56 @@ log = get_logger(__name__)
 
 
 class Service:
-    """The service's behaviour, independent of HTTP: waiting asks, timeouts, driving trials."""
+    """The service's behaviour, independent of HTTP: waiting asks, timeouts, driving trials.
 
-    def __init__(self, session: LiveSession, hub: EventHub) -> None:
+    Every change of the experiment first awaits :meth:`turn` (no change while a journal
+    batch is being written), every answer and every status awaits :meth:`durable`, and a
+    failed journal write stops the service through ``on_fatal`` (see
+    :mod:`armlab.orchestrator.group_commit`).
+    """
+
+    def __init__(
+        self, session: LiveSession, hub: EventHub, on_fatal: Callable[[Exception], None] | None = None
+    ) -> None:
         self.session = session
         self.experiment = session.experiment
         self.hub = hub
+        self.on_fatal = on_fatal
         self.writer: GroupCommit | None = None  # batched journal writes, while the app runs
         self._slot_freed: anyio.Event | None = None
         self.experiment.add_listener(self._on_event)
+
+    async def turn(self) -> None:
+        """Return when the experiment may change (call right before ask, tell, fail, abandon)."""
+        if self.writer is not None:
+            await self.writer.turn()
 
     async def durable(self) -> None:
         """Return once every change made so far is in the journal (call before answering)."""
         if self.writer is not None:
             await self.writer.durable()
 
-    def _on_event(self, event: Event) -> None:
-        if event.kind in ("result", "failed", "abandoned") and self._slot_freed is not None:
+    def journal_failed(self, exc: JournalError) -> None:
+        """The journal can no longer be written: refuse everything, and stop the process."""
+        log.error("journal_write_failed", reason=str(exc))
+        if self.on_fatal is not None:
+            self.on_fatal(exc)
+
+    def _on_event(self, event: ExperimentEvent) -> None:
+        if isinstance(event, TrialOutcome) and self._slot_freed is not None:
             self._slot_freed.set()
             self._slot_freed = None
 
     async def ask(self, key: str | None, wait: float) -> TrialRecord:
-        if self.session.source.runs_trials:
+        if self.session.runs_trials:
             raise NoTrialAvailable(
                 self.experiment.state,
-                f"source {self.session.config.source.plugin!r} runs its own trials; "
+                f"source {self.session.sources[0].name!r} runs its own trials; "
                 "follow them with /status or /events",
             )
         deadline = anyio.current_time() + wait
         while True:
+            await self.turn()
             try:
                 return self.experiment.record(self.experiment.ask(key).id)
             except NoTrialAvailable as exc:
@@ -106,26 +128,34 @@ class Service:
             with anyio.move_on_after(remaining):
                 await self._slot_freed.wait()
 
-    def status(self) -> dict[str, Any]:
+    async def status(self) -> dict[str, Any]:
+        """The state, sent only once everything it shows is durable."""
         cfg = self.session.config
-        return {
+        out = {
             "name": cfg.name,
             "policy": self.session.label,
-            "source": cfg.source.plugin,
-            "arm_names": self.session.source.arm_names,
+            "source": self.session.sources[0].name,
+            "arm_names": self.session.arm_names(0),
             **self.experiment.status(),
         }
+        for b, entry in enumerate(out["bandits"]):
+            entry["label"] = self.session.plan.bandits[b].label
+            entry["arm_names"] = self.session.arm_names(b)
+        await self.durable()
+        return out
 
     async def run_background(self) -> None:
         """Drive the source's own trials, or expire unreported external trials."""
         timeout = self.session.config.feedback.timeout
-        if self.session.source.runs_trials:
-            await LiveRun(source=self.session.source, experiment=self.experiment, timeout=timeout).run()
+        if self.session.runs_trials:
+            await LiveRun(sources=self.session.sources, experiment=self.experiment, timeout=timeout,
+                          writer=self.writer).run()
         elif timeout is not None:
             await self._expire_unreported(timeout)
 
     async def _expire_unreported(self, timeout: float) -> None:
         while True:
+            await self.turn()
             now = time.time()
             for trial in self.experiment.pending_trials():
                 if now - self.experiment.record(trial.id).dispatched_at >= timeout:
@@ -135,7 +165,8 @@ class Service:
 
 def trial_out(service: Service, record: TrialRecord) -> TrialOut:
     trial = record.trial
-    return TrialOut(trial_id=trial.id, arm=trial.arm, arm_name=service.session.source.arm_names[trial.arm],
+    return TrialOut(trial_id=trial.id, arm=trial.arm, arm_name=service.session.arm_names(trial.bandit)[trial.arm],
+                    bandit_label=service.session.plan.bandits[trial.bandit].label,
                     bandit=trial.bandit, pull=trial.pull, status=record.status.value)
 
 
@@ -187,18 +218,22 @@ def create_app(
     token: str | None,
     hub: EventHub | None = None,
     max_body_size: int = DEFAULT_MAX_BODY,
+    on_fatal: Callable[[Exception], None] | None = None,
 ) -> FastAPI:
     """The HTTP app serving ``session``; ``token=None`` disables authentication (insecure).
+
+    ``on_fatal(exc)`` is called when the journal can no longer be written: the server
+    running the app must stop (``armlab serve`` exits with status 2).
 
     ``hub`` (a new one by default) receives the experiment's events for ``GET /events``.
     """
     hub = hub or EventHub()
     session.experiment.add_listener(hub)
-    service = Service(session, hub)
+    service = Service(session, hub, on_fatal)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with session.group_commit() as writer, anyio.create_task_group() as tg:
+        async with session.group_commit(service.journal_failed) as writer, anyio.create_task_group() as tg:
             service.writer = writer
             tg.start_soon(service.run_background)
             yield
@@ -238,6 +273,7 @@ def create_app(
     @app.post("/tell", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
     async def tell(body: TellBody) -> ReportOut:  # type: ignore[valid-type]
         """Report a trial's reward; answered once the report is durable."""
+        await service.turn()
         report = service.experiment.tell(body.trial_id, body.reward)
         await service.durable()
         return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
@@ -245,6 +281,7 @@ def create_app(
     @app.post("/abandon", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
     async def abandon(body: AbandonIn) -> ReportOut:
         """Give a pending trial up (its slot is freed; it gets no reward)."""
+        await service.turn()
         report = service.experiment.abandon(body.trial_id, body.reason)
         await service.durable()
         return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
@@ -257,7 +294,7 @@ def create_app(
     @app.get("/status", dependencies=guard, responses=_ERRORS)
     async def status() -> StatusOut:
         """State, counts, pending trials, estimates, recommendation and confidence."""
-        return StatusOut.model_validate(service.status())
+        return StatusOut.model_validate(await service.status())
 
     json_401 = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}  # not an event stream
 

@@ -12,7 +12,7 @@ import anyio
 import click
 
 from armlab.cli.app import App
-from armlab.cli.errors import user_errors
+from armlab.cli.errors import UserError, user_errors
 from armlab.log import configure_logging, log_event
 from armlab.orchestrator.session import LiveSession
 from armlab.service.auth import TOKEN_ENV
@@ -96,13 +96,20 @@ def serve_command(
     with ExitStack() as stack:
         with user_errors():
             token = resolve_token(host, token_file, insecure)
+            sock = stack.enter_context(_bind(host, port))  # a busy port fails before the journal exists
             _configure_logs(stack, log_path)
             session = LiveSession.open(journal=journal_path, config=config_path, registry=app.registry)
         stack.callback(session.close)
         session.experiment.add_listener(log_event)
-        sock = stack.enter_context(_bind(host, port))
-        asgi = create_app(session, token=token, max_body_size=max_body)
+        fatal: list[Exception] = []
+
+        def stop(exc: Exception) -> None:  # the journal can no longer be written
+            fatal.append(exc)
+            server.should_exit = True
+
+        asgi = create_app(session, token=token, max_body_size=max_body, on_fatal=stop)
         config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+        server = _quiet_exit_server(config)
         click.echo(
             f"armlab: serving {session.config.name!r} on http://{host}:{sock.getsockname()[1]} "
             f"(journal {journal_path}, {session.replayed} events replayed"
@@ -110,7 +117,12 @@ def serve_command(
         )
         sys.stdout.flush()
         with user_errors():
-            _quiet_exit_server(config).run(sockets=[sock])
+            server.run(sockets=[sock])
+        if fatal:
+            raise UserError(
+                f"stopped: {fatal[0]}\nnothing unrecorded was acknowledged; fix the cause (free disk space, "
+                f"put the journal back) and run the same command again to resume from {journal_path}"
+            )
         click.echo(_outcome_line(session))
 
 
@@ -131,10 +143,10 @@ def resume_command(app: App, journal_path: str, log_path: str | None) -> None:
             stack.callback(session.close)
             session.experiment.add_listener(log_event)
             click.echo(f"replayed {session.replayed} events from {journal_path}")
-            if not session.source.runs_trials:
+            if not session.runs_trials:
                 click.echo(_outcome_line(session))
                 click.echo(
-                    f"source {session.config.source.plugin!r} gets its trials from ask/tell clients; "
+                    f"source {session.sources[0].name!r} gets its trials from ask/tell clients; "
                     f"continue with: armlab serve --journal {journal_path}"
                 )
                 return

@@ -61,7 +61,8 @@ class TrialOut(BaseModel):
     trial_id: int
     arm: int = Field(description="arm index, 0-based")
     arm_name: str
-    bandit: int
+    bandit: int = Field(description="bandit index, 0-based (0 in one-bandit experiments)")
+    bandit_label: str = Field(description="the bandit's label from [[bandits]] ('bandit0' in a one-bandit experiment)")
     pull: int = Field(description="how many earlier trials went to this arm (pending ones included)")
     status: Literal["pending", "completed", "failed", "abandoned"]
 
@@ -88,6 +89,16 @@ class ConfidenceOut(BaseModel):
     policy_stopped: bool = Field(description="a fixed-confidence policy declared itself confident")
 
 
+class BanditOut(BaseModel):
+    label: str
+    arm_names: list[str]
+    counts: list[int] = Field(description="observed rewards per arm")
+    means: list[float]
+    pending: list[int] = Field(description="trials in flight per arm")
+    intervals: list[list[float] | None] = Field(description="95% normal-approximation interval per arm (None below two rewards)")
+    recommendation: Recommendation
+
+
 class StatusOut(BaseModel):
     name: str
     policy: str
@@ -106,6 +117,11 @@ class StatusOut(BaseModel):
     arm_names: list[str]
     counts: list[int]
     means: list[float]
-    recommendation: Recommendation
-    recommendations: list[Recommendation] = Field(description="the recommendation at each checkpoint passed")
+    recommendation: Recommendation | list[Recommendation] = Field(
+        description="the first bandit's answer, or with several bandits one answer per bandit"
+    )
+    recommendations: list[Recommendation | list[Recommendation]] = Field(
+        description="the recommendation at each checkpoint passed (several bandits: one per bandit)"
+    )
+    bandits: list[BanditOut] = Field(description="every bandit's arms and answer (one entry per bandit)")
     confidence: ConfidenceOut

@@ -1,0 +1,109 @@
+"""Batched, durable journal writes for a live experiment driven from an event loop.
+
+:class:`GroupCommit` is the experiment's recorder while a live run or the HTTP service is
+up: events are buffered, and a worker thread commits each batch in one transaction (one
+fsync for many events).  The rules that keep a crash from losing or inventing anything:
+
+* **No change while a batch is being written.**  A driver awaits :meth:`GroupCommit.turn`
+  before it changes the experiment (ask, tell, fail, abandon); the changes made between two
+  writes form the next batch, one transaction.  So every decision is made from events that
+  are durable or that belong to its own transaction: if that transaction fails, the decision
+  is lost with the events it was made from, and nothing else was built on them.
+* **Nothing is acknowledged or shown before it is durable.**  A driver awaits
+  :meth:`GroupCommit.durable` before it answers a request or reports state.
+* **A failed write is final.**  The writer stops, every later change is refused, and the
+  driver stops the process (``on_failure``); a restart replays the durable prefix.  The
+  buffer is never written by anyone else afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+
+from armlab.orchestrator.journal import Journal, JournalError
+from armlab.orchestrator.live_types import Event
+
+__all__ = ["GroupCommit"]
+
+
+class GroupCommit:
+    """Buffer the events recorded on the event loop and commit them batch by batch."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.recorded = 0
+        self.written = 0
+        self.batches = 0
+        self.failure: JournalError | None = None
+        self._buffer: list[Event] = []
+        self._work = anyio.Event()
+        self._progress = anyio.Event()
+        self._writing: anyio.Event | None = None  # set while a batch is in the worker thread
+
+    def __repr__(self) -> str:
+        return f"GroupCommit(recorded={self.recorded}, written={self.written}, batches={self.batches})"
+
+    def record(self, event: Event) -> None:
+        """The experiment's recorder: buffer ``event`` for the next batch."""
+        self._raise_if_failed()
+        if self._writing is not None:
+            raise RuntimeError("the experiment changed while a batch was being written: await turn() first")
+        self._buffer.append(event)
+        self.recorded += 1
+        self._work.set()
+
+    async def turn(self) -> None:
+        """Return when no batch is being written: changes made now join the next batch."""
+        while self._writing is not None:
+            await self._writing.wait()
+        self._raise_if_failed()
+
+    async def durable(self) -> None:
+        """Return once every event recorded before this call is committed."""
+        target = self.recorded
+        while self.written < target:
+            self._raise_if_failed()
+            await self._progress.wait()
+
+    def _raise_if_failed(self) -> None:
+        if self.failure is not None:
+            raise JournalError(f"the journal can no longer be written: {self.failure}")
+
+    async def run(self, on_failure: Callable[[JournalError], None] | None = None) -> None:
+        """Write batches until cancelled.  A failed write ends the writer for good: it is
+        passed to ``on_failure`` if given (the service stops itself), else re-raised.
+
+        A batch being written when the task is cancelled is finished first (the worker
+        thread is not abandoned), so no batch is ever half-known.
+        """
+        while True:
+            await self._work.wait()
+            self._work = anyio.Event()
+            batch, self._buffer = self._buffer, []
+            self._writing = anyio.Event()
+            try:
+                await anyio.to_thread.run_sync(self.journal.append_many, batch)
+            except JournalError as exc:
+                self.failure = exc
+                if on_failure is None:
+                    raise
+                on_failure(exc)
+                return
+            else:
+                self.written += len(batch)
+                self.batches += 1
+            finally:
+                self._writing.set()
+                self._writing = None
+                self._progress.set()
+                self._progress = anyio.Event()
+
+    def flush(self) -> None:
+        """Write what is still buffered (call once :meth:`run` has ended; never after a failure)."""
+        if self._buffer and self.failure is None:
+            batch, self._buffer = self._buffer, []
+            self.journal.append_many(batch)
+            self.written += len(batch)
+            self.batches += 1

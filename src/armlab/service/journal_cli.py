@@ -1,0 +1,55 @@
+"""``armlab journal``: check, back up and salvage the journal of a live experiment.
+
+A journal is two files while in use (``NAME`` and ``NAME-wal``); these commands work on a
+journal that no process is using (the journal is opened exclusively, so a journal in use
+is refused with a clear message).
+"""
+
+from __future__ import annotations
+
+import click
+
+from armlab.cli.errors import user_errors
+from armlab.orchestrator.journal import Journal, salvage
+
+__all__ = ["journal_group"]
+
+
+@click.group("journal")
+def journal_group() -> None:
+    """Check, back up or salvage a live experiment's journal (stop the service first)."""
+
+
+@journal_group.command("verify")
+@click.argument("journal_path", metavar="JOURNAL", type=click.Path(exists=True, dir_okay=False))
+def verify_command(journal_path: str) -> None:
+    """Read every event of JOURNAL and check its integrity chain."""
+    with user_errors(), Journal.open(journal_path) as journal:
+        count = sum(1 for _ in journal.events())
+    click.echo(f"{journal_path}: {count} events, integrity chain intact")
+
+
+@journal_group.command("backup")
+@click.argument("journal_path", metavar="JOURNAL", type=click.Path(exists=True, dir_okay=False))
+@click.argument("target", metavar="COPY", type=click.Path(dir_okay=False))
+def backup_command(journal_path: str, target: str) -> None:
+    """Copy JOURNAL (both of its files' content) into the single new file COPY."""
+    with user_errors(), Journal.open(journal_path) as journal:
+        count = sum(1 for _ in journal.events())  # never back up a damaged journal unawares
+        journal.backup(target)
+    click.echo(f"{journal_path}: {count} events copied to {target}")
+
+
+@journal_group.command("salvage")
+@click.argument("journal_path", metavar="JOURNAL", type=click.Path(exists=True, dir_okay=False))
+@click.argument("target", metavar="NEW", type=click.Path(dir_okay=False))
+def salvage_command(journal_path: str, target: str) -> None:
+    """Copy the readable, verified events of a damaged JOURNAL into the new journal NEW.
+
+    JOURNAL is only read.  Resume NEW with ``armlab resume NEW`` (or ``armlab serve
+    --journal NEW``): the events after the damage are lost, and trials that were pending
+    then are run or asked for again.
+    """
+    with user_errors():
+        kept = salvage(journal_path, target)
+    click.echo(f"{kept} events of {journal_path} copied to {target}; resume it with: armlab resume {target}")

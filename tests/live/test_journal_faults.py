@@ -1,0 +1,225 @@
+"""Journal faults other than a clean kill: a full disk, a deleted, damaged or half-copied
+journal, a crash while creating one.  Each must be noticed, never acknowledged past, and
+leave a journal that resumes (or a clear way to salvage it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from armlab.cli import cli
+from armlab.orchestrator.journal import Journal, JournalCorrupted, JournalError
+from armlab.orchestrator.live_types import Event
+from armlab.orchestrator.session import LiveSession
+from armlab.service.app import create_app
+
+CONFIG = textwrap.dedent("""
+    name = "faults"
+    seed = 5
+    [problem]
+    objective = "best-arm"
+    budget = {budget}
+    [source]
+    plugin = "external"
+    arms = ["A", "B", "C"]
+    reward_min = 0
+    reward_max = 1
+    [feedback]
+    in_flight = 4
+    [[policies]]
+    plugin = "ucb1"
+""")
+
+
+def _events(n: int) -> list[Event]:
+    out = []
+    for trial in range(n):
+        out += [Event("dispatch", trial, trial % 3, at=float(trial)),
+                Event("result", trial, trial % 3, reward=(trial % 7) / 7, at=trial + 0.5)]
+    return out
+
+
+def _journal(path, n: int = 50) -> None:
+    with Journal.create(path, {"seed": 1}) as journal:
+        journal.append_many(_events(n))
+
+
+# -- integrity chain (L7) -------------------------------------------------------------------
+def test_a_changed_reward_is_reported_with_the_last_good_event(tmp_path):
+    path = tmp_path / "j.sqlite"
+    _journal(path)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE events SET reward = 0.999 WHERE seq = 8")  # one stored reward changed
+    db.commit()
+    db.close()
+    with Journal.open(path) as journal, pytest.raises(JournalCorrupted, match=r"event 8 \(result of trial 3\) "
+                                                                             r"was changed.*last good event is 7") as err:
+        list(journal.events())
+    assert err.value.good == 7
+
+
+def test_a_removed_event_is_reported(tmp_path):
+    path = tmp_path / "j.sqlite"
+    _journal(path)
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM events WHERE seq = 20")
+    db.commit()
+    db.close()
+    with Journal.open(path) as journal, pytest.raises(JournalCorrupted, match="missing event 20"):
+        list(journal.events())
+
+
+def test_a_copy_of_the_main_file_alone_is_refused(tmp_path):
+    """A journal in use keeps its newest events in NAME-wal; a copy without it is incomplete."""
+    path = tmp_path / "j.sqlite"
+    script = textwrap.dedent(f"""
+        import os
+        from armlab.orchestrator.journal import Journal
+        from armlab.orchestrator.live_types import Event
+        journal = Journal.create({str(path)!r}, {{}})
+        journal.append_many([Event("dispatch", t, 0, at=0.0) for t in range(30)])
+        os._exit(0)  # a crash: no clean close
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    assert (tmp_path / "j.sqlite-wal").exists()
+    copy = tmp_path / "copy" / "j.sqlite"
+    copy.parent.mkdir()
+    shutil.copy(path, copy)  # the main file only
+    with pytest.raises(JournalCorrupted, match="write-ahead log .* is missing"):
+        Journal.open(copy)
+    with Journal.open(path) as journal:  # the original, both files: every event is there
+        assert len(list(journal.events())) == 30
+
+
+def test_backup_copies_a_journal_into_one_verified_file(tmp_path):
+    path, copy = tmp_path / "j.sqlite", tmp_path / "backup.sqlite"
+    _journal(path, 20)
+    result = CliRunner().invoke(cli, ["--no-plugins", "journal", "backup", str(path), str(copy)])
+    assert result.exit_code == 0, result.output
+    assert "40 events copied" in result.output and not (tmp_path / "backup.sqlite-wal").exists()
+    with Journal.open(copy) as journal:
+        assert list(journal.events()) == _events(20)
+
+
+# -- damaged pages and salvage (L6) -----------------------------------------------------------
+def test_a_damaged_page_gives_a_clear_error_and_salvage_keeps_the_good_prefix(tmp_path):
+    path = tmp_path / "j.sqlite"
+    _journal(path, 400)  # several pages of events
+    size = path.stat().st_size
+    with open(path, "r+b") as f:  # overwrite a page in the middle with garbage
+        f.seek((size // 4096 // 2) * 4096)
+        f.write(os.urandom(4096))
+    runner = CliRunner()
+    verify = runner.invoke(cli, ["--no-plugins", "journal", "verify", str(path)])
+    assert verify.exit_code == 2 and "Traceback" not in verify.output
+    assert "armlab journal salvage" in verify.output
+    salvaged = runner.invoke(cli, ["--no-plugins", "journal", "salvage", str(path), str(tmp_path / "new.sqlite")])
+    assert salvaged.exit_code == 0, salvaged.output
+    kept = int(salvaged.output.split()[0])
+    assert 0 < kept < 800
+    with Journal.open(tmp_path / "new.sqlite") as journal:
+        assert list(journal.events()) == _events(400)[:kept]
+
+
+# -- creation is atomic (L4) --------------------------------------------------------------------
+def test_a_failed_creation_leaves_no_file(tmp_path):
+    path = tmp_path / "j.sqlite"
+    with pytest.raises(TypeError):
+        Journal.create(path, {"config": object()})  # not JSON: fails in the middle of creating
+    assert list(tmp_path.iterdir()) == []
+    Journal.create(path, {"seed": 1}).close()  # and the name is free for a real journal
+    with Journal.open(path) as journal:
+        assert journal.meta["seed"] == 1
+
+
+# -- a journal deleted while in use (L5) ---------------------------------------------------------
+async def test_a_journal_deleted_while_serving_stops_the_service(tmp_path, registry, live):
+    path = tmp_path / "j.sqlite"
+    session = LiveSession.open(journal=path, config=live.config(), registry=registry)
+    fatal = []
+    app = create_app(session, token=None, on_fatal=fatal.append)
+    transport = httpx.ASGITransport(app=app)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        trial = (await client.post("/ask")).json()
+        assert (await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1.0})).status_code == 200
+        path.unlink()
+        assert (await client.post("/ask")).status_code == 503  # not acknowledged
+        assert (await client.get("/status")).status_code == 503
+        assert (await client.post("/ask")).status_code == 503  # and nothing after it either
+    session.close()
+    assert len(fatal) == 1 and "deleted, moved or replaced" in str(fatal[0])
+
+
+def test_appending_to_a_replaced_journal_is_refused(tmp_path):
+    path = tmp_path / "j.sqlite"
+    journal = Journal.create(path, {})
+    journal.append(Event("dispatch", 0, 0, at=0.0))
+    os.rename(path, tmp_path / "moved.sqlite")
+    with pytest.raises(JournalError, match="deleted, moved or replaced"):
+        journal.append(Event("dispatch", 1, 0, at=0.0))
+    journal.close()
+
+
+# -- a full disk (L1) ------------------------------------------------------------------------------
+@pytest.mark.timeout(240)
+async def test_a_full_disk_stops_the_service_and_the_same_command_resumes(tmp_path, live):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs (a full disk); CI runs as root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(disk)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (mount -t tmpfs refused)")
+    try:
+        await _fill_the_disk_while_serving(tmp_path, disk, live)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])
+
+
+async def _fill_the_disk_while_serving(tmp_path, disk, live):
+    config, journal = tmp_path / "faults.toml", disk / "j.sqlite"
+    config.write_text(CONFIG.format(budget=100000))
+    headers = {"Authorization": f"Bearer {'p' * 32}"}
+    service = await live.serve(config, journal, log=tmp_path / "serve.log").started()
+    acknowledged, refused = [], 0
+    free = shutil.disk_usage(disk).free
+    (disk / "filler").write_bytes(b"\0" * max(free - 48 * 1024, 0))  # leave a little room
+    async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=10) as client:
+        for _ in range(20000):
+            try:
+                trial = await client.post("/ask")
+                if trial.status_code != 200:
+                    refused += 1
+                    break
+                trial = trial.json()
+                told = await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 0.5})
+            except httpx.TransportError:
+                break  # the service stopped
+            if told.status_code != 200:
+                refused += 1
+                break
+            acknowledged.append(trial["trial_id"])
+    code = service.process.wait(timeout=30)
+    stderr = service.process.stderr.read()
+    service.close()
+    assert acknowledged and code == 2, stderr  # it stopped by itself, with a clear message
+    assert "stopped:" in stderr and "journal" in stderr and "Traceback" not in stderr
+
+    (disk / "filler").unlink()  # space freed: the same command resumes
+    service = await live.serve(config, journal, service.port, log=tmp_path / "serve.log").started()
+    try:
+        async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=10) as client:
+            status = (await client.get("/status")).json()
+            trial = (await client.post("/ask")).json()  # and goes on
+            assert (await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1.0})).status_code == 200
+    finally:
+        code, _ = service.stop()
+    assert code == 0
+    assert status["completed"] == len(acknowledged)  # every acknowledged tell, nothing else
