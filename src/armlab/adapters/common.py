@@ -6,6 +6,8 @@ outside it, NaN, infinities and non-numbers are rejected with a reason).
 by ``timeout``; a failed or timed-out attempt is retried up to ``retries`` times after an
 exponential backoff (``backoff``, doubling, capped at ``backoff_max``).  A rejected reward is
 not retried: the pipeline answered, and another attempt would cost another real trial.
+:class:`AnswerParams` and :class:`BoundedAnswer` bound what is read of an answer (a
+program's output, a response body): past ``max_answer_bytes`` reading stops and the trial fails.
 """
 
 from __future__ import annotations
@@ -24,7 +26,16 @@ from armlab.errors import TrialFailed
 from armlab.log import get_logger
 from armlab.plugins.interfaces import PluginParams
 
-__all__ = ["AdapterParams", "AdapterSource", "ArmsParams", "ArmsSource", "parse_reward_text", "reward_of"]
+__all__ = [
+    "AdapterParams",
+    "AdapterSource",
+    "AnswerParams",
+    "ArmsParams",
+    "ArmsSource",
+    "BoundedAnswer",
+    "parse_reward_text",
+    "reward_of",
+]
 
 log = get_logger(__name__)
 
@@ -118,7 +129,7 @@ class AdapterSource(ArmsSource):
                 reason = str(exc)
                 continue
             except TimeoutError:
-                reason = f"attempt timed out after {p.timeout} s"
+                reason = f"attempt timed out after {p.timeout} s{self.timeout_detail()}"
                 continue
             return value if value is DEFERRED else validate_reward(value, self.reward_range)
         attempts = f" (after {p.retries + 1} attempts)" if p.retries else ""
@@ -128,6 +139,48 @@ class AdapterSource(ArmsSource):
     async def run_once(self, trial: Trial, attempt: int) -> Any:
         """Run the trial once (``attempt`` counts from 0); return the reward (a number or
         what :func:`reward_of` reads), :data:`DEFERRED`, or raise TrialFailed."""
+
+    def timeout_detail(self) -> str:
+        """Words added to a timed-out attempt's reason when the source knows more (default none)."""
+        return ""
+
+
+class AnswerParams(AdapterParams):
+    max_answer_bytes: int = Field(
+        1 << 20,
+        ge=1,
+        description="largest answer read (a program's output, a response body), in bytes; "
+        "a larger one fails the trial",
+    )
+
+
+class BoundedAnswer:
+    """The bytes of one answer, kept up to ``limit``: past it, reading stops and the trial fails.
+
+    An answer is held in memory until it is parsed, so without a bound a runaway pipeline
+    (a program printing in a loop, a server streaming a file) could take all of armlab's memory.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.complete = True  # False once more than `limit` bytes arrived
+
+    def add(self, chunk: bytes) -> bool:
+        """Keep ``chunk`` (up to the limit); False once the answer is over it: stop reading."""
+        room = self.limit - len(self.data)
+        self.data += chunk[:room]
+        if len(chunk) > room:
+            self.complete = False
+        return self.complete
+
+    def value(self) -> bytes:
+        """The whole answer, or TrialFailed naming the parameter when it is over the limit."""
+        if not self.complete:
+            raise TrialFailed(
+                f"the answer is larger than {self.limit} bytes; raise max_answer_bytes if such answers are expected"
+            )
+        return bytes(self.data)
 
 
 def reward_of(value: Any) -> Any:

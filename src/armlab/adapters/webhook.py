@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from types import TracebackType
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Self
 from pydantic import Field
 
 from armlab.adapters.base import DEFERRED, Trial
-from armlab.adapters.common import AdapterParams, AdapterSource, reward_of
+from armlab.adapters.common import AdapterSource, AnswerParams, BoundedAnswer, reward_of
 from armlab.errors import ConfigError, TrialFailed
 from armlab.plugins.interfaces import PluginParams
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Webhook"]
 
 
-class WebhookParams(AdapterParams):
+class WebhookParams(AnswerParams):
     url: str = Field(pattern=r"^https?://", description="where each trial is POSTed (http or https)")
     headers: dict[str, str] = Field(default_factory=dict, description="extra request headers")
     token_env: str | None = Field(
@@ -40,8 +41,9 @@ class Webhook(AdapterSource):
     object with ``reward``); otherwise a 2xx response means "accepted", the trial stays
     pending, and its reward arrives through the ask/tell service's ``/tell`` (which needs
     ``armlab serve``; ``[feedback] timeout`` bounds the wait).  A response that does carry
-    a reward is used either way.  Connection errors and non-2xx statuses fail the attempt
-    (retried per ``retries``).  ``transport`` (Python only) replaces the network, for tests.
+    a reward is used either way.  Connection errors, non-2xx statuses and a body over
+    ``max_answer_bytes`` (reading stops there and the connection is closed) fail the
+    attempt (retried per ``retries``).  ``transport`` (Python only) replaces the network, for tests.
     """
 
     name = "webhook"
@@ -87,27 +89,35 @@ class Webhook(AdapterSource):
             raise RuntimeError("use the webhook source as an async context manager (async with source:)")
         import httpx
 
+        answer = BoundedAnswer(self.params.max_answer_bytes)
         try:
-            response = await self._client.post(self.params.url, json={**self.describe(trial), "attempt": attempt})
+            async with self._client.stream(
+                "POST", self.params.url, json={**self.describe(trial), "attempt": attempt}
+            ) as response:
+                async for chunk in response.aiter_bytes():
+                    if not answer.add(chunk):
+                        break  # the rest is never read: the connection closes with the response
         except httpx.HTTPError as exc:
             raise TrialFailed(f"POST {self.params.url} failed: {type(exc).__name__}: {exc}") from None
         if not response.is_success:
-            raise TrialFailed(f"POST {self.params.url} answered HTTP {response.status_code}: {response.text[:500]}")
+            text = answer.data[:2000].decode(response.encoding or "utf-8", errors="replace")
+            raise TrialFailed(f"POST {self.params.url} answered HTTP {response.status_code}: {text[:500]}")
+        content = answer.value()
         if self.defers_rewards:
-            body = _json_or_none(response)
+            body = _json_or_none(content)
             return reward_of(body) if _carries_reward(body) else DEFERRED
-        if not response.content.strip():
+        if not content.strip():
             raise TrialFailed(f"POST {self.params.url} answered without a reward (empty body)")
-        body = _json_or_none(response)
+        body = _json_or_none(content)
         if body is None:
-            raise TrialFailed(f"the webhook's response is not JSON: {response.text[:200]!r}")
+            raise TrialFailed(f"the webhook's response is not JSON: {content[:200].decode(errors='replace')!r}")
         return reward_of(body)
 
 
-def _json_or_none(response: httpx.Response) -> Any:
+def _json_or_none(content: bytes) -> Any:
     try:
-        return response.json()
-    except ValueError:
+        return json.loads(content)
+    except ValueError:  # not JSON, or not UTF-8 (JSON's encoding)
         return None
 
 
