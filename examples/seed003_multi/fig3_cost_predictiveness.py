@@ -31,10 +31,10 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from armlab.config import FeedbackConfig
-from armlab.orchestrator.confidence_metric import ConfidenceObserver
 from armlab.orchestrator.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.gcp.arm_rules import BayesTopM
+from armlab.plugins.gcp.confidence_observer import ConfidenceObserver
 from armlab.plugins.gcp.costs import completion_cost
 from armlab.plugins.interfaces import RewardSource
 from armlab.plugins.sources.random_bernoulli import RandomBernoulli

@@ -101,7 +101,7 @@ class MetricsConfig(_Strict):
 
     ``confidence = true`` tracks seed 003's eq. (3) confidence bound for every replica and
     reports it per checkpoint plus completion times; see
-    :mod:`armlab.orchestrator.confidence_metric` for the definition and the summary keys.
+    :mod:`armlab.plugins.gcp.confidence_observer` for the definition and the summary keys.
     """
 
     confidence: bool = Field(False, description="track the eq. (3) confidence bound and completion times")

@@ -2,7 +2,8 @@
 
 armlab's hooks are synchronous (pluggy has no async hooks); asynchronous behaviour lives in
 the objects plugins register (live reward sources).  Registration hooks take no arguments and
-return a class or a list of classes; each class declares its name once in ``name``.
+return a class or a list of classes; each class declares its name once in ``name``.  How
+registration, blocking and ``--no-plugins`` work: ``docs/plugins-and-hooks.md``.
 
 Use in a plugin package::
 
@@ -27,6 +28,8 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
+    from armlab.orchestrator.engine import StepObserver
+    from armlab.plan import ExperimentPlan
     from armlab.plugins.interfaces import Allocator, Policy, ResultSink, RewardSource
     from armlab.plugins.scalar import ScalarPolicy
 
@@ -75,7 +78,23 @@ def armlab_register_sinks() -> list[type[ResultSink]]:
 def armlab_register_commands(cli: click.Group) -> None:
     """Add sub-commands to the ``armlab`` command-line group.
 
-    :param cli: the root click group; call ``cli.add_command(...)``.
+    :param cli: a click group whose commands join the root ``armlab`` group; call
+        ``cli.add_command(...)``.
 
-    Called once by ``armlab``'s ``main()``, never at import time.
+    Called once per plugin registry, the first time ``armlab`` resolves or lists its
+    commands, never at import time.
+    """
+
+
+# --------------------------------------------------------------------------- simulation
+
+
+@hookspec
+def armlab_step_observers(plan: ExperimentPlan) -> list[StepObserver]:
+    """Return the step observers (extra metrics tracked every simulated step) ``plan`` needs.
+
+    :param plan: the validated experiment; return ``[]`` when it asks for none of yours.
+
+    Called once for every policy of every simulated run (observers keep per-run state, so
+    return fresh ones); each observer's ``summary()`` joins that policy's summary entry.
     """

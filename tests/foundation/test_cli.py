@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from click.testing import CliRunner
-
-from pathlib import Path
 
 from armlab.cli import cli
 
@@ -54,3 +56,47 @@ def test_plugins_lists_kinds_params_and_origin():
     assert {p["kind"] for p in listing} >= {"policy", "source", "allocator", "sink"}
     sources = invoke("plugins", "--kind", "source").output
     assert "gaussian" in sources and "ucb1" not in sources
+
+
+HELLO_PLUGIN = """\
+import click
+from armlab import hookimpl
+
+@hookimpl
+def armlab_register_commands(cli):
+    @cli.command("hello")
+    def hello():
+        click.echo("hello from a plugin")
+"""
+
+
+def armlab_process(*args: str, pythonpath: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``armlab ARGS`` in a fresh interpreter that sees the distributions in ``pythonpath``."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ARMLAB_")}
+    return subprocess.run(
+        [sys.executable, "-c", "from armlab.cli import main; main()", *args],
+        capture_output=True, text=True, env={**clean, "PYTHONPATH": str(pythonpath), **env}, timeout=120,
+    )
+
+
+def test_no_plugins_keeps_a_broken_entry_point_out_of_every_command(fake_dist):
+    path = fake_dist("broken-pkg", "0.1", {"broken": "broken_pkg.plugin"})
+    quickstart = str(REPO / "examples/quickstart.toml")
+    failed = armlab_process("validate", quickstart, pythonpath=path)
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr
+    assert "plugin entry point 'broken = broken_pkg.plugin' of distribution 'broken-pkg 0.1'" in failed.stderr
+    for args, env in [
+        (["--no-plugins", "validate", quickstart], {}),
+        (["validate", quickstart], {"ARMLAB_DISABLE_PLUGIN_AUTOLOAD": "1"}),
+        (["--no-plugins", "--help"], {}),
+    ]:
+        done = armlab_process(*args, pythonpath=path, **env)
+        assert done.returncode == 0, (args, done.stderr)
+
+
+def test_plugin_commands_join_unless_plugins_are_off(fake_dist):
+    path = fake_dist("hello-pkg", "1.0", {"hello": "armlab_hello"}, {"armlab_hello": HELLO_PLUGIN})
+    assert armlab_process("hello", pythonpath=path).stdout == "hello from a plugin\n"
+    off = armlab_process("--no-plugins", "hello", pythonpath=path)
+    assert off.returncode == 2 and "No such command 'hello'" in off.stderr
+    assert armlab_process("--no-plugins", "plot", "--help", pythonpath=path).returncode == 0  # a built-in's

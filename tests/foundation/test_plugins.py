@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 import types
 
 import numpy as np
 import pytest
 
 from armlab import ScalarPolicy, hookimpl
+from armlab.cli.app import App
 from armlab.errors import DuplicatePluginError, PluginError, UnknownPluginError
+from armlab.orchestrator.runner import run_experiment
+from armlab.plugins import registry as registry_module
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.plugins.manager import BUILTIN_PLUGINS, get_plugin_manager
-from armlab.plugins.registry import Registry
+from armlab.plugins.registry import Registry, default_registry
 from armlab.testing import check_policy
 
 
@@ -114,12 +116,8 @@ def test_blocked_builtin_is_not_registered(monkeypatch):
     assert registry.names("sink") == []
 
 
-def test_entry_points_are_loaded_from_the_armlab_group(monkeypatch, tmp_path):
-    dist = tmp_path / "armlab_ep_test-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: armlab-ep-test\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[armlab]\nep_test = armlab_ep_test\n")
-    (tmp_path / "armlab_ep_test.py").write_text(
+def test_entry_points_are_loaded_from_the_armlab_group(monkeypatch, fake_dist):
+    fake_dist("armlab-ep-test", "1.0", {"ep_test": "armlab_ep_test"}, {"armlab_ep_test": (
         "from armlab import Policy, hookimpl\n"
         "class EntryPointPolicy(Policy):\n"
         "    name = 'test-entry-point'\n"
@@ -128,15 +126,95 @@ def test_entry_points_are_loaded_from_the_armlab_group(monkeypatch, tmp_path):
         "@hookimpl\n"
         "def armlab_register_policies():\n"
         "    return [EntryPointPolicy]\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
+    )})
     registry = Registry(get_plugin_manager(load_entrypoints=True))
     assert registry.get("policy", "test-entry-point").__module__ == "armlab_ep_test"
     info = next(i for i in registry.infos("policy") if i.name == "test-entry-point")
     assert info.origin == "armlab-ep-test 1.0"
-    sys.modules.pop("armlab_ep_test", None)
     monkeypatch.setenv("ARMLAB_DISABLE_PLUGIN_AUTOLOAD", "1")
     assert "test-entry-point" not in Registry(get_plugin_manager()).names("policy")
+
+
+def test_an_entry_point_that_fails_to_import_is_named_with_its_distribution(fake_dist):
+    fake_dist("broken-pkg", "0.1", {"broken": "broken_pkg.plugin"})
+    with pytest.raises(PluginError) as failure:
+        get_plugin_manager(load_entrypoints=True)
+    assert str(failure.value) == (
+        "plugin entry point 'broken = broken_pkg.plugin' of distribution 'broken-pkg 0.1' failed to "
+        "import: ModuleNotFoundError: No module named 'broken_pkg'; uninstall it or run with --no-plugins"
+    )
+    pm = get_plugin_manager(load_entrypoints=True, blocked=["broken"])  # blocked: never imported
+    assert not pm.has_plugin("broken")
+
+
+def test_registration_wrappers_run_through_pluggy_and_keep_provenance():
+    """New-style (``wrapper=True``) and old-style (``hookwrapper=True``) wrappers of a
+    registration hook wrap each plugin's registration; classes keep the plugin they came from."""
+    wrapped = []
+
+    def drop_ucb1():
+        results = yield
+        return [[cls for cls in found if cls.name != "ucb1"] for found in results]
+
+    def watch_sources():
+        outcome = yield
+        wrapped.extend(cls.name for found in outcome.get_result() for cls in found)
+
+    wrappers = types.ModuleType("armlab_test_wrappers")
+    wrappers.drop = hookimpl(drop_ucb1, specname="armlab_register_policies", wrapper=True)
+    wrappers.watch = hookimpl(watch_sources, specname="armlab_register_sources", hookwrapper=True)
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(_module(armlab_register_policies=lambda: [Greedy]), name="test")
+    pm.register(wrappers, name="wrappers")
+    registry = Registry(pm)
+    assert "ucb1" not in registry.names("policy")
+    origins = {info.name: info.origin for info in registry.infos()}
+    assert origins["test-greedy"] == "test" and origins["uniform"] == "armlab (built-in)"
+    assert sorted(wrapped) == registry.names("source")
+
+
+def test_plugins_add_step_observers_through_the_hook(make_config):
+    class CountSteps:
+        def __init__(self):
+            self.steps = 0
+
+        def after_step(self, sim):
+            self.steps += 1
+
+        def summary(self):
+            return {"test_steps": self.steps}
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(_module(armlab_step_observers=lambda plan: [CountSteps()]), name="steps")
+    config = make_config(replicas=2, problem={"budget": 20})
+    summary = run_experiment(config, registry=Registry(pm))
+    assert summary["policies"]["uniform"]["test_steps"] > 0
+
+
+@pytest.fixture
+def fresh_default_registry():
+    """Drop the per-process registry before and after a test that replaces what builds it."""
+    default_registry.cache_clear()
+    yield
+    default_registry.cache_clear()
+
+
+def test_runs_without_a_registry_share_the_one_built_per_process(monkeypatch, make_config, fresh_default_registry):
+    built = []
+
+    class CountedRegistry(Registry):
+        def __init__(self, pm):
+            built.append(pm)
+            super().__init__(pm)
+
+    monkeypatch.setattr(registry_module, "Registry", CountedRegistry)
+    monkeypatch.setenv("ARMLAB_DISABLE_PLUGIN_AUTOLOAD", "1")
+    config = make_config(replicas=2, problem={"budget": 20})
+    run_experiment(config)
+    run_experiment(config)
+    assert App(load_entrypoints=None).registry is default_registry() is default_registry(False)
+    assert len(built) == 1
+    assert default_registry(True) is not default_registry() and len(built) == 2
 
 
 def test_params_are_frozen_and_reject_unknown_fields(registry):

@@ -8,11 +8,11 @@ from scipy.special import ndtr
 
 from armlab import run_experiment
 from armlab.config import FeedbackConfig, validate_config
-from armlab.orchestrator.confidence_metric import ConfidenceObserver, confidence_of
 from armlab.orchestrator.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.gcp.arm_rules import PACTopM
 from armlab.plugins.gcp.confidence import completion_time, confidence_lower_bound
+from armlab.plugins.gcp.confidence_observer import ConfidenceObserver, confidence_of
 from armlab.plugins.sources.random_bernoulli import RandomBernoulli
 from armlab.problem import Objective, Problem
 from armlab.stats import ArmStats

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from armlab.config import FeedbackConfig
-from armlab.orchestrator.confidence_metric import ConfidenceObserver
 from armlab.orchestrator.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.gcp.arm_rules import BayesTopM, PACTopM
+from armlab.plugins.gcp.confidence_observer import ConfidenceObserver
 from armlab.plugins.sources.random_bernoulli import RandomBernoulli
 from armlab.problem import Objective, Problem
 

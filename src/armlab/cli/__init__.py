@@ -2,41 +2,50 @@
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 from armlab._version import __version__
 from armlab.cli.app import App
-from armlab.cli.errors import UserError, user_errors
+from armlab.cli.errors import user_errors
 from armlab.cli.plugins import plugins_command
 from armlab.cli.run import run_command
 from armlab.cli.validate import validate_command
-from armlab.errors import ArmlabError
 from armlab.orchestrator.heap import apply_heap_setting
+from armlab.plugins.registry import Registry, default_registry
 
 __all__ = ["cli", "main"]
 
 
 class ArmlabGroup(click.Group):
-    """The root group; commands from plugins (``armlab_register_commands``) join on first use."""
+    """The root group: its own commands plus those of the plugins that ``--no-plugins`` (or
+    ``ARMLAB_DISABLE_PLUGIN_AUTOLOAD=1``) lets load."""
 
-    _plugins_loaded = False
-
-    def _load_plugin_commands(self) -> None:
-        if self._plugins_loaded:
-            return
-        self._plugins_loaded = True
-        try:
-            App(load_entrypoints=None).registry.pm.hook.armlab_register_commands(cli=self)
-        except ArmlabError as exc:
-            raise UserError(str(exc)) from None
+    def _all_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        # click parses the group's options before it resolves a sub-command; only another eager
+        # option (--help) can ask for the commands before --no-plugins is read: then the
+        # environment decides (None)
+        no_plugins = ctx.params.get("no_plugins")
+        with user_errors():
+            registry = default_registry(None if no_plugins is None else not no_plugins)
+            return {**self.commands, **plugin_commands(registry)}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self._load_plugin_commands()
-        return super().list_commands(ctx)
+        return sorted(self._all_commands(ctx))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        self._load_plugin_commands()
-        return super().get_command(ctx, cmd_name)
+        return self._all_commands(ctx).get(cmd_name)
+
+
+@functools.cache
+def plugin_commands(registry: Registry) -> dict[str, click.Command]:
+    """The commands ``registry``'s plugins add through ``armlab_register_commands``, collected
+    once per registry in a group of their own, so the root group never keeps the commands of
+    plugins a later invocation (``--no-plugins``) leaves out."""
+    group = click.Group()
+    registry.pm.hook.armlab_register_commands(cli=group)
+    return group.commands
 
 
 @click.group(cls=ArmlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,6 +53,7 @@ class ArmlabGroup(click.Group):
 @click.option(
     "--no-plugins",
     is_flag=True,
+    is_eager=True,
     envvar="ARMLAB_DISABLE_PLUGIN_AUTOLOAD",
     show_envvar=True,
     help="Do not load third-party plugins (entry-point group 'armlab').",

@@ -1,11 +1,8 @@
-"""Shared state of CLI commands: the plugin registry, built lazily once."""
+"""Shared state of CLI commands: the plugin registry of the process."""
 
 from __future__ import annotations
 
-from functools import cached_property
-
-from armlab.plugins.manager import get_plugin_manager
-from armlab.plugins.registry import Registry
+from armlab.plugins.registry import Registry, default_registry
 
 
 class App:
@@ -14,6 +11,8 @@ class App:
     def __init__(self, load_entrypoints: bool | None = True) -> None:
         self.load_entrypoints = load_entrypoints
 
-    @cached_property
+    @property
     def registry(self) -> Registry:
-        return Registry(get_plugin_manager(load_entrypoints=self.load_entrypoints))
+        """The process's registry (:func:`~armlab.plugins.registry.default_registry`), built
+        on first use so commands that need no plugins never load them."""
+        return default_registry(self.load_entrypoints)

@@ -17,8 +17,7 @@ from armlab.orchestrator.session import LiveSession
 from armlab.orchestrator.shards import ShardRunner
 from armlab.orchestrator.simulate import PolicyResult, ProgressCallback, simulate
 from armlab.plan import ExperimentPlan, build_plan
-from armlab.plugins.manager import get_plugin_manager
-from armlab.plugins.registry import Registry
+from armlab.plugins.registry import Registry, default_registry
 
 __all__ = ["run_experiment", "run_experiment_async"]
 
@@ -32,7 +31,7 @@ def _resolve(
     if not isinstance(config, ExperimentConfig):
         config = load_config(config)
     config = config.with_overrides(seed=seed, replicas=replicas)
-    registry = registry or Registry(get_plugin_manager())
+    registry = registry or default_registry()
     plans = [(value, build_plan(variant, registry)) for value, variant in config.variants()]
     return config, plans, registry
 

@@ -12,8 +12,6 @@ import numpy as np
 from anyio.abc import ObjectSendStream
 
 from armlab.log import get_logger
-from armlab.orchestrator.bandit_completion import BanditCompletionObserver
-from armlab.orchestrator.confidence_metric import ConfidenceObserver
 from armlab.orchestrator.engine import Simulation, StepObserver
 from armlab.orchestrator.metrics import mean_and_stderr
 from armlab.plan import ExperimentPlan, PolicySpec
@@ -98,16 +96,10 @@ ProgressCallback = Callable[[str, int, int], None]
 
 
 def make_observers(plan: ExperimentPlan) -> list[StepObserver]:
-    """Step observers the experiment's ``[metrics]`` table asks for (none by default), plus
-    bandit completions in multi-bandit runs."""
-    metrics = plan.config.metrics
-    observers: list[StepObserver] = []
-    if metrics.confidence:
-        observers.append(ConfidenceObserver(metrics.confidence_level, metrics.confidence_hold))
-    if plan.multi_bandit:  # bandits completed vs trials: the point of a multi-bandit run
-        labels = [bandit.label for bandit in plan.bandits]
-        observers.append(BanditCompletionObserver(metrics.confidence_level, metrics.confidence_hold, labels))
-    return observers
+    """Fresh step observers for one run of ``plan``: those its registry's plugins give
+    (``armlab_step_observers``; the built-in greedy-confidence-pursuit plugin tracks
+    ``[metrics] confidence`` and bandit completions in multi-bandit runs)."""
+    return [observer for found in plan.registry.pm.hook.armlab_step_observers(plan=plan) for observer in found]
 
 
 async def simulate(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import os
 from collections.abc import Iterable
 
@@ -11,7 +12,7 @@ import pluggy
 from armlab import hookspecs
 from armlab.errors import PluginError
 
-__all__ = ["BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "get_plugin_manager"]
+__all__ = ["BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "entry_points_enabled", "get_plugin_manager"]
 
 ENTRY_POINT_GROUP = "armlab"
 
@@ -47,13 +48,8 @@ def get_plugin_manager(
     env_blocked = os.environ.get("ARMLAB_BLOCK_PLUGINS", "")
     for name in [*blocked, *filter(None, (n.strip() for n in env_blocked.split(",")))]:
         pm.set_blocked(name)
-    if load_entrypoints is None:
-        load_entrypoints = os.environ.get("ARMLAB_DISABLE_PLUGIN_AUTOLOAD", "") != "1"
-    if load_entrypoints:
-        try:
-            pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-        except ImportError as exc:
-            raise PluginError(f"error importing a plugin of entry-point group 'armlab': {exc}") from exc
+    if entry_points_enabled(load_entrypoints):
+        _load_entry_points(pm)
     for module_name in BUILTIN_PLUGINS:
         if not pm.is_blocked(module_name):
             pm.register(importlib.import_module(module_name), name=module_name)
@@ -62,3 +58,36 @@ def get_plugin_manager(
     except pluggy.PluginValidationError as exc:
         raise PluginError(f"a plugin implements a hook armlab does not define: {exc}") from exc
     return pm
+
+
+def entry_points_enabled(load_entrypoints: bool | None) -> bool:
+    """``load_entrypoints``, where ``None`` means: unless ``ARMLAB_DISABLE_PLUGIN_AUTOLOAD=1``."""
+    if load_entrypoints is None:
+        return os.environ.get("ARMLAB_DISABLE_PLUGIN_AUTOLOAD", "") != "1"
+    return load_entrypoints
+
+
+def _load_entry_points(pm: pluggy.PluginManager) -> None:
+    """Register the ``armlab`` entry points; one that fails to import is named with its
+    distribution instead of surfacing as a bare import error.
+
+    Each entry point pluggy would load (not blocked, name not taken: the first distribution
+    wins) is imported here first, so a failure names it; pluggy then registers the imported
+    modules and records their distributions (``pm.list_plugin_distinfo()``, the origin shown
+    by ``armlab plugins``).
+    """
+    names: set[str] = set()
+    for dist in importlib.metadata.distributions():
+        for ep in dist.entry_points.select(group=ENTRY_POINT_GROUP):
+            if ep.name in names or pm.has_plugin(ep.name) or pm.is_blocked(ep.name):
+                continue
+            names.add(ep.name)
+            try:
+                ep.load()
+            except Exception as exc:
+                raise PluginError(
+                    f"plugin entry point '{ep.name} = {ep.value}' of distribution "
+                    f"'{dist.name} {dist.version}' failed to import: {type(exc).__name__}: {exc}; "
+                    "uninstall it or run with --no-plugins"
+                ) from exc
+    pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)

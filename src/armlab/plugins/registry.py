@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -11,9 +12,10 @@ import pluggy
 from armlab.adapters.base import LiveSource
 from armlab.errors import DuplicatePluginError, PluginError, UnknownPluginError
 from armlab.plugins.interfaces import Allocator, Policy, ResultSink, RewardSource
+from armlab.plugins.manager import entry_points_enabled, get_plugin_manager
 from armlab.plugins.scalar import ScalarPolicy, vectorize
 
-__all__ = ["KINDS", "PluginInfo", "Registry"]
+__all__ = ["KINDS", "PluginInfo", "Registry", "default_registry"]
 
 Kind = Literal["policy", "source", "allocator", "sink"]
 
@@ -74,24 +76,22 @@ class Registry:
 
     def _collect(self, kind: str, hook_name: str, bases: tuple[type, ...]) -> dict[str, PluginInfo]:
         found: dict[str, PluginInfo] = {}
-        hook = getattr(self.pm.hook, hook_name)
-        for impl in hook.get_hookimpls():
-            origin = self._origin(impl.plugin_name)
-            result = impl.function()
+        for plugin_name, result in self._registrations(hook_name):
+            origin = self._origin(plugin_name)
             classes = result if isinstance(result, (list, tuple)) else [result]
             for cls in classes:
                 if cls is None:
                     continue
                 if not (isinstance(cls, type) and issubclass(cls, bases)):
                     raise PluginError(
-                        f"plugin {impl.plugin_name!r} registered {cls!r} as a {kind}, "
+                        f"plugin {plugin_name!r} registered {cls!r} as a {kind}, "
                         f"but it is not a subclass of {' or '.join(b.__name__ for b in bases)}"
                     )
                 name = getattr(cls, "name", None)
                 if not isinstance(name, str) or not name:
                     raise PluginError(
                         f"{kind} class {cls.__module__}.{cls.__qualname__} from plugin "
-                        f"{impl.plugin_name!r} has no 'name' class attribute"
+                        f"{plugin_name!r} has no 'name' class attribute"
                     )
                 if name in found:
                     other = found[name]
@@ -105,6 +105,21 @@ class Registry:
                     cls = vectorize(cls)
                 found[name] = PluginInfo(kind, name, cls, origin)
         return found
+
+    def _registrations(self, hook_name: str) -> Iterator[tuple[str, Any]]:
+        """``(plugin name, what it returned)`` for each plugin implementing ``hook_name``.
+
+        Each plugin's implementation is called through pluggy, in a hook caller without the
+        other plugins' implementations, so every wrapper (``wrapper=True`` or
+        ``hookwrapper=True``) runs around each plugin's registration while the returned
+        classes stay attributed to the plugin that returned them.
+        """
+        impls = getattr(self.pm.hook, hook_name).get_hookimpls()
+        plugins = list(dict.fromkeys(impl.plugin for impl in impls if not (impl.wrapper or impl.hookwrapper)))
+        for plugin in plugins:
+            others = [other for other in plugins if other is not plugin]
+            for result in self.pm.subset_hook_caller(hook_name, others)():
+                yield self.pm.get_name(plugin), result
 
     def _origin(self, plugin_name: str) -> str:
         for plugin, dist in self.pm.list_plugin_distinfo():
@@ -136,3 +151,22 @@ class Registry:
         """Instantiate plugin ``name`` with validated ``params``."""
         cls = self.get(kind, name)
         return cls(cls.Params.model_validate(dict(params or {})))
+
+
+def default_registry(load_entrypoints: bool | None = None) -> Registry:
+    """The registry of this process, built once per ``load_entrypoints`` value.
+
+    ``None`` follows ``ARMLAB_DISABLE_PLUGIN_AUTOLOAD`` (so it shares the registry of the
+    value the environment gives).  Building one imports every plugin and calls its
+    registration hooks, so the CLI, the runners and live sessions share it;
+    ``default_registry.cache_clear()`` drops it (tests that change the environment).
+    """
+    return _built_registry(entry_points_enabled(load_entrypoints))
+
+
+@functools.cache
+def _built_registry(load_entrypoints: bool) -> Registry:
+    return Registry(get_plugin_manager(load_entrypoints=load_entrypoints))
+
+
+default_registry.cache_clear = _built_registry.cache_clear  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""Greedy confidence pursuit (seed 003): top-m arm rules and multi-bandit allocators."""
+"""Greedy confidence pursuit: top-m arm rules, multi-bandit allocators and their metrics."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from armlab.plugins import hookimpl
 from armlab.plugins.gcp.allocators import MAPUCB, GCPBayes, TargetedGCPBayes, UniformBandit
 from armlab.plugins.gcp.agapev_topm import AGapEVTopM
 from armlab.plugins.gcp.arm_rules import BayesTopM, PACTopM
+from armlab.plugins.gcp.completion_observer import BanditCompletionObserver
+from armlab.plugins.gcp.confidence_observer import ConfidenceObserver
 from armlab.plugins.gcp.gap_source import GapBernoulli
 from armlab.plugins.gcp.joint_ucb import GabUCB
 
@@ -23,3 +25,17 @@ def armlab_register_allocators():
 @hookimpl
 def armlab_register_sources():
     return [GapBernoulli]
+
+
+@hookimpl
+def armlab_step_observers(plan):
+    """The confidence bound when ``[metrics] confidence`` asks for it; bandits completed vs
+    trials in every multi-bandit run (the point of one)."""
+    metrics = plan.config.metrics
+    observers = []
+    if metrics.confidence:
+        observers.append(ConfidenceObserver(metrics.confidence_level, metrics.confidence_hold))
+    if plan.multi_bandit:
+        labels = [bandit.label for bandit in plan.bandits]
+        observers.append(BanditCompletionObserver(metrics.confidence_level, metrics.confidence_hold, labels))
+    return observers

@@ -1,11 +1,11 @@
-"""Seed 003's confidence bound (eq. 3) kept per (replica, bandit) across several bandits.
+"""Greedy confidence pursuit's bound (eq. 3) kept per (replica, bandit) across several bandits.
 
 Allocators filter bandits by it (Alg. 3 only pursues bandits with ``rho < tau``) and the
 multi-bandit completion metric records it every trial.  Recomputing every bandit each step
 would cost B bound evaluations per step; instead :class:`ConfidenceTracker` recomputes only
 the (replica, bandit) pairs whose statistics received results since the last refresh, in one
 vectorized evaluation per group of alike bandits (:func:`armlab.multibandit.group_bandits`).
-The bound itself is :func:`armlab.orchestrator.confidence_metric.confidence_of`, the same
+The bound itself is :func:`armlab.plugins.gcp.confidence_observer.confidence_of`, the same
 definition single-bandit runs report (Beta(1, 1) posterior for rewards in [0, 1]).
 """
 
@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from armlab.multibandit import group_bandits
-# a module import: confidence_metric imports this package's confidence module (import cycle)
-from armlab.orchestrator import confidence_metric
+from armlab.plugins.gcp.confidence_observer import confidence_of
 from armlab.problem import Problem
 from armlab.stats import ArmStats
 
@@ -53,7 +52,7 @@ class ConfidenceTracker:
                 source = stats[group.bandits[member]]
                 for field in _FIELDS:
                     getattr(gathered, field)[mine] = getattr(source, field)[rows[mine]]
-            rho = confidence_metric.confidence_of(group.problem, gathered, np.arange(rows.size))
+            rho = confidence_of(group.problem, gathered, np.arange(rows.size))
             self.rho[rows, group.bandits[members]] = rho
         self._seen = observed
         return self.rho

@@ -1,13 +1,14 @@
-"""Seed 003's confidence bound tracked along every simulated run (``[metrics] confidence``).
+"""Greedy confidence pursuit's confidence bound along every simulated run (``[metrics] confidence``).
 
-:class:`ConfidenceObserver` is an engine step observer.  After every step it recomputes, for
-each replica whose statistics changed, the eq. (3) lower bound on the confidence that the
-answer is right (:mod:`armlab.plugins.gcp.confidence`) from the run's own statistics, so the
-metric is the same for every policy:
+:class:`ConfidenceObserver` is an engine step observer (this package's ``armlab_step_observers``
+gives it to the runs of plans that ask for it).  After every step it recomputes, for each
+replica whose statistics changed, the eq. (3) lower bound on the confidence that the answer
+is right (:mod:`armlab.plugins.gcp.confidence`) from the run's own statistics, so the metric
+is the same for every policy:
 
 * rewards in [0, 1] (the source's declared range): a Beta(1, 1) posterior per arm with
   successes = sum of rewards, posterior means as ``r``, real trial counts as ``t`` and the
-  Bernoulli standard deviation ``sqrt(r (1 - r))`` (seed 003's model);
+  Bernoulli standard deviation ``sqrt(r (1 - r))`` (the paper's model);
 * other rewards: the normal approximation with empirical means, unbiased sample standard
   deviations and observed counts; an arm with fewer than 2 rewards contributes the
   no-information tail 1/2.
@@ -16,7 +17,7 @@ The gap location is the midpoint of the m-th and (m+1)-th largest means (m = 1 f
 and regret problems); for thresholding problems it is the threshold.  ``rho(t)``, the bound
 after trial ``t`` of a replica, uses the results visible at the end of that step (with
 delayed feedback, the stale statistics).  A replica *completes* at the first trial ``t`` with
-``rho >= level`` at trials ``t - hold .. t`` (Part C #26).  With several bandits every
+``rho >= level`` at trials ``t - hold .. t``.  With several bandits every
 (replica, bandit) pair is one unit; time is the replica's total trial count.
 
 Summary keys added to each policy's entry:

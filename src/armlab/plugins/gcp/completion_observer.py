@@ -1,12 +1,13 @@
-"""Multi-bandit metrics of greedy confidence pursuit (seed 003, Figs. 4-5): bandits completed.
+"""Multi-bandit metrics of greedy confidence pursuit (the paper's Figs. 4-5): bandits completed.
 
-:class:`BanditCompletionObserver` is the engine step observer every multi-bandit run gets.
-After every trial of a replica it records, for each of its bandits, the eq. (3) confidence
-bound ``rho`` (:class:`armlab.plugins.gcp.tracking.ConfidenceTracker`, refreshed where results
-arrived; with delayed feedback, the stale statistics).  A bandit is *completed* at the first
-trial ``t`` (the replica's trial count over all its bandits) with ``rho >= level`` at each of
-the trials ``t - hold .. t`` (paper: 0.98 held for 100 trials; ``hold = 0`` is the authors'
-code's first crossing; ``[metrics] confidence_level`` / ``confidence_hold`` set both).
+:class:`BanditCompletionObserver` is the engine step observer every multi-bandit run gets
+(from this package's ``armlab_step_observers``).  After every trial of a replica it records,
+for each of its bandits, the eq. (3) confidence bound ``rho``
+(:class:`armlab.plugins.gcp.tracking.ConfidenceTracker`, refreshed where results arrived; with
+delayed feedback, the stale statistics).  A bandit is *completed* at the first trial ``t``
+(the replica's trial count over all its bandits) with ``rho >= level`` at each of the trials
+``t - hold .. t`` (paper: 0.98 held for 100 trials; ``hold = 0`` is the authors' code's
+first crossing; ``[metrics] confidence_level`` / ``confidence_hold`` set both).
 
 Summary keys added to each policy's entry:
 
