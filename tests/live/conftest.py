@@ -37,11 +37,14 @@ SERVE = [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plug
 class ServedExperiment:
     """`armlab serve` in a child process (stdout: the banner with the port, then the final line)."""
 
-    def __init__(self, config: Path | None, journal: Path, port: int = 0, log: Path | None = None) -> None:
+    def __init__(
+        self, config: Path | None, journal: Path, port: int = 0, log: Path | None = None, extra: tuple[str, ...] = ()
+    ) -> None:
         env = {**os.environ, "ARMLAB_TOKEN": SERVED_TOKEN}
         args = [] if config is None else [str(config)]
         self.process = subprocess.Popen(
-            [*SERVE, *args, "--journal", str(journal), "--port", str(port), "--log", str(log or f"{journal}.log")],
+            [*SERVE, *args, "--journal", str(journal), "--port", str(port), "--log", str(log or f"{journal}.log"),
+             *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         self.port = port
@@ -51,7 +54,7 @@ class ServedExperiment:
         with anyio.fail_after(60):
             banner = await anyio.to_thread.run_sync(self.process.stdout.readline, abandon_on_cancel=True)
         assert "serving" in banner, banner + self.process.stderr.read()
-        self.port = int(banner.split("http://127.0.0.1:")[1].split()[0])
+        self.port = int(banner.split("http://")[1].split()[0].rsplit(":", 1)[1])
         return self
 
     @property
@@ -65,7 +68,7 @@ class ServedExperiment:
 
     def stop(self) -> tuple[int, str]:
         self.process.send_signal(signal.SIGTERM)
-        out, _ = self.process.communicate(timeout=30)
+        out, self.stderr = self.process.communicate(timeout=30)
         self.close()
         return self.process.returncode, out
 

@@ -18,6 +18,7 @@ fsync for many events).  The rules that keep a crash from losing or inventing an
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import anyio
@@ -41,6 +42,7 @@ class GroupCommit:
         self._work = anyio.Event()
         self._progress = anyio.Event()
         self._writing: anyio.Event | None = None  # set while a batch is in the worker thread
+        self._write_lock = threading.Lock()  # one writer at a time: the worker thread, or flush()
 
     def __repr__(self) -> str:
         return f"GroupCommit(recorded={self.recorded}, written={self.written}, batches={self.batches})"
@@ -81,19 +83,15 @@ class GroupCommit:
         while True:
             await self._work.wait()
             self._work = anyio.Event()
-            batch, self._buffer = self._buffer, []
             self._writing = anyio.Event()
             try:
-                await anyio.to_thread.run_sync(self.journal.append_many, batch)
+                await anyio.to_thread.run_sync(self._write_buffer)
             except JournalError as exc:
                 self.failure = exc
                 if on_failure is None:
                     raise
                 on_failure(exc)
                 return
-            else:
-                self.written += len(batch)
-                self.batches += 1
             finally:
                 self._writing.set()
                 self._writing = None
@@ -101,9 +99,18 @@ class GroupCommit:
                 self._progress = anyio.Event()
 
     def flush(self) -> None:
-        """Write what is still buffered (call once :meth:`run` has ended; never after a failure)."""
-        if self._buffer and self.failure is None:
+        """Write what is still buffered (once :meth:`run` has ended; never after a failure).
+
+        Should a shutdown reach here while the worker thread still writes (an interpreter
+        exit from elsewhere), it waits for that batch, so the journal keeps the order.
+        """
+        if self.failure is None:
+            self._write_buffer()
+
+    def _write_buffer(self) -> None:
+        with self._write_lock:
             batch, self._buffer = self._buffer, []
-            self.journal.append_many(batch)
-            self.written += len(batch)
-            self.batches += 1
+            if batch:
+                self.journal.append_many(batch)
+                self.written += len(batch)
+                self.batches += 1

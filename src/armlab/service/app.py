@@ -49,6 +49,7 @@ from armlab.orchestrator.live_types import (
 from armlab.orchestrator.session import LiveSession
 from armlab.service.auth import token_matches
 from armlab.service.body_limit import BodyLimit
+from armlab.service.host_check import LoopbackHostOnly
 from armlab.service.events import EventHub
 from armlab.service.models import (
     DEFAULT_MAX_BODY,
@@ -249,6 +250,8 @@ def create_app(
         redoc_url=None,
     )
     app.add_middleware(BodyLimit, max_bytes=max_body_size)
+    if token is None:
+        app.add_middleware(LoopbackHostOnly)  # no token: DNS rebinding must not reach it
     app.state.service = service
     bearer = HTTPBearer(auto_error=False, description="the service's token (ARMLAB_TOKEN or --token-file)")
 

@@ -2,8 +2,8 @@
 
 The token comes from the environment variable ``ARMLAB_TOKEN`` or from a file (first line).
 Without one the service refuses to start, unless ``--insecure`` is given *and* it binds a
-loopback address; ``--insecure`` on any other address is refused too.  Tokens are compared
-in constant time.
+loopback address; ``--insecure`` on any other address is refused too.  A token file must
+be private to its owner (mode 600).  Tokens are compared in constant time.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def resolve_token(host: str, token_file: str | Path | None, insecure: bool) -> s
     """The token to require, or None for an insecure loopback service; raise ConfigError otherwise."""
     token = None
     if token_file is not None:
+        _require_private(Path(token_file))
         try:
             lines = Path(token_file).read_text(encoding="utf-8").splitlines()
         except OSError as exc:
@@ -58,6 +59,19 @@ def resolve_token(host: str, token_file: str | Path | None, insecure: bool) -> s
     if len(token) < MIN_TOKEN_LENGTH:
         raise ConfigError(f"the token from {where} is too short: use at least {MIN_TOKEN_LENGTH} characters")
     return token
+
+
+def _require_private(path: Path) -> None:
+    """Refuse a token file that other users may read or write (like ssh does with keys)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ConfigError(f"cannot read the token file {str(path)!r}: {exc.strerror or exc}") from None
+    if mode & 0o077:
+        raise ConfigError(
+            f"the token file {str(path)!r} is accessible to other users (mode {mode & 0o777:o}); "
+            f"make it private: chmod 600 {path}"
+        )
 
 
 def token_matches(expected: str, given: str) -> bool:

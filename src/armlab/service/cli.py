@@ -15,7 +15,8 @@ from armlab.cli.app import App
 from armlab.cli.errors import UserError, user_errors
 from armlab.log import configure_logging, log_event
 from armlab.orchestrator.session import LiveSession
-from armlab.service.auth import TOKEN_ENV
+from armlab.service.auth import TOKEN_ENV, is_loopback
+from armlab.service.connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, uvicorn_options
 from armlab.service.models import DEFAULT_MAX_BODY
 
 __all__ = ["resume_command", "serve_command"]
@@ -81,11 +82,16 @@ def _outcome_line(session: LiveSession) -> str:
 @click.option("--insecure", is_flag=True, help="Serve without a token (loopback addresses only).")
 @click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True, type=click.IntRange(min=256),
               help="Largest request body in bytes.")
+@click.option("--header-timeout", default=DEFAULT_HEADER_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds a connection may take to send a complete request head before it is closed.")
+@click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(min=1),
+              help="Open connections at most; further ones are closed at once.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), help=_LOG_HELP)
 @click.pass_obj
 def serve_command(
     app: App, config_path: str | None, journal_path: str, host: str, port: int,
-    token_file: str | None, insecure: bool, max_body: int, log_path: str | None,
+    token_file: str | None, insecure: bool, max_body: int, header_timeout: float, max_connections: int,
+    log_path: str | None,
 ) -> None:
     """Serve the live experiment in CONFIG.toml over HTTP (ask, tell, abandon, status, events)."""
     import uvicorn
@@ -108,7 +114,8 @@ def serve_command(
             server.should_exit = True
 
         asgi = create_app(session, token=token, max_body_size=max_body, on_fatal=stop)
-        config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+        config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2,
+                                **uvicorn_options(header_timeout, max_connections))
         server = _quiet_exit_server(config)
         click.echo(
             f"armlab: serving {session.config.name!r} on http://{host}:{sock.getsockname()[1]} "
@@ -116,6 +123,9 @@ def serve_command(
             f"{', NO AUTHENTICATION' if token is None else ''})"
         )
         sys.stdout.flush()
+        if not is_loopback(host):
+            click.echo(f"armlab: warning: serving plain HTTP on {host}: the token and the data travel "
+                       "unencrypted; put a TLS-terminating proxy in front, or bind 127.0.0.1", err=True)
         with user_errors():
             server.run(sockets=[sock])
         if fatal:
