@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from armlab.cli import cli
-from armlab.orchestrator.journal import Journal, JournalCorrupted, JournalError
+from armlab.orchestrator.journal import Journal, JournalCorrupted, JournalError, salvage
 from armlab.orchestrator.live_types import Event
 from armlab.orchestrator.session import LiveSession
 from armlab.service.app import create_app
@@ -99,6 +99,41 @@ def test_a_copy_of_the_main_file_alone_is_refused(tmp_path):
         assert len(list(journal.events())) == 30
 
 
+def _crash_after_batches(path, batches: int) -> None:
+    """Write ``batches`` commits of 5 events to a new journal, then die without closing it."""
+    script = textwrap.dedent(f"""
+        import os
+        from armlab.orchestrator.journal import Journal
+        from armlab.orchestrator.live_types import Event
+        journal = Journal.create({str(path)!r}, {{}})
+        for b in range({batches}):
+            journal.append_many([Event("dispatch", 5 * b + t, 0, at=0.0) for t in range(5)])
+        os._exit(0)
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+def test_a_damaged_write_ahead_log_is_refused_not_silently_cut(tmp_path):
+    path = tmp_path / "j.sqlite"
+    _crash_after_batches(path, 40)
+    wal = tmp_path / "j.sqlite-wal"
+    data = bytearray(wal.read_bytes())
+    page = int.from_bytes(data[8:12], "big")
+    data[32 + 3 * (24 + page) + 24 + 100] ^= 0x01  # one bit of the fourth frame's page
+    wal.write_bytes(bytes(data))
+    with pytest.raises(JournalCorrupted, match="write-ahead log .* is damaged at frame .* committed transaction"):
+        Journal.open(path)
+    kept = salvage(path, tmp_path / "new.sqlite")
+    assert 0 <= kept < 200
+
+
+def test_a_crash_leaves_a_log_that_opens_with_every_committed_event(tmp_path):
+    path = tmp_path / "j.sqlite"
+    _crash_after_batches(path, 40)
+    with Journal.open(path) as journal:
+        assert len(list(journal.events())) == 200
+
+
 def test_backup_copies_a_journal_into_one_verified_file(tmp_path):
     path, copy = tmp_path / "j.sqlite", tmp_path / "backup.sqlite"
     _journal(path, 20)
@@ -147,7 +182,7 @@ async def test_a_journal_deleted_while_serving_stops_the_service(tmp_path, regis
     fatal = []
     app = create_app(session, token=None, on_fatal=fatal.append)
     transport = httpx.ASGITransport(app=app)
-    async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+    async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         trial = (await client.post("/ask")).json()
         assert (await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1.0})).status_code == 200
         path.unlink()

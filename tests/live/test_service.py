@@ -279,7 +279,7 @@ async def test_authentication_and_the_published_schema(open_session):
     assert {"/ask", "/tell", "/abandon", "/status", "/events", "/trials/{trial_id}"} <= schema["paths"].keys()
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     insecure = create_app(session, token=None)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=insecure), base_url="http://a.test") as client:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=insecure), base_url="http://localhost") as client:
         assert (await client.get("/status")).status_code == 200
 
 
@@ -346,6 +346,7 @@ def test_token_rules(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="too short"):
         resolve_token("127.0.0.1", None, insecure=False)
     (tmp_path / "token").write_text(TOKEN + "\nignored\n")
+    (tmp_path / "token").chmod(0o600)
     assert resolve_token("10.1.2.3", tmp_path / "token", insecure=False) == TOKEN
     with pytest.raises(ConfigError, match="cannot read the token file"):
         resolve_token("127.0.0.1", tmp_path / "missing", insecure=False)

@@ -194,6 +194,8 @@ class Journal:
                 "`armlab journal backup`); `armlab journal salvage` keeps what the main file holds",
                 good=0,
             )
+        if wal_present:
+            _refuse_a_damaged_log(db, path)
         if version == 1:
             _migrate_from_1(db, path)
         journal = cls(path, db)
@@ -388,6 +390,38 @@ def _migrate_from_1(db: sqlite3.Connection, path: Path) -> None:
             db.execute(f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
                        (seq, kind, trial, arm, reward, reason, key, at, chain))
     log.info("journal_migrated", path=str(path), from_format=1, to_format=FORMAT_VERSION, events=len(old))
+
+
+def _refuse_a_damaged_log(db: sqlite3.Connection, path: Path) -> None:
+    """Raise when the write-ahead log holds committed transactions SQLite had to skip.
+
+    SQLite reads the log up to its first frame whose checksum fails and ignores the rest: a
+    damaged frame silently drops every later commit.  After a crash the last frames may be
+    torn (a transaction that was never acknowledged), so only a commit frame of the log's
+    current generation (its salt values) that lies past the frames SQLite uses *and* is
+    followed by further frames counts as lost.  A log cut exactly at a frame boundary looks
+    like an earlier crash and cannot be told apart.
+    """
+    used = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]  # frames SQLite accepted
+    data = Path(f"{path}-wal").read_bytes()
+    if used < 0 or len(data) < 32:
+        return
+    page_size, salts = int.from_bytes(data[8:12], "big"), data[16:24]
+    size = 24 + page_size
+    frames = (len(data) - 32) // size
+    lost = [
+        i for i in range(used, frames - 1)
+        if data[32 + i * size + 8 : 32 + i * size + 16] == salts
+        and int.from_bytes(data[32 + i * size + 4 : 32 + i * size + 8], "big") != 0  # a commit frame
+    ]
+    if lost:
+        db.close()
+        raise JournalCorrupted(
+            f"journal {str(path)!r}: its write-ahead log {str(path)!r}-wal is damaged at frame {used + 1}, and "
+            f"{len(lost)} committed transaction(s) after it cannot be read; resuming would drop acknowledged "
+            "events.  Restore both files from a backup, or `armlab journal salvage` the readable part",
+            good=0,
+        )
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
