@@ -26,7 +26,7 @@ class ArmlabGroup(click.Group):
         # click parses the group's options before it resolves a sub-command; only another eager
         # option (--help) can ask for the commands before --no-plugins is read: then the
         # environment decides (None)
-        no_plugins = ctx.params.get("no_plugins")
+        no_plugins = ctx.params.get("no_plugins") if ctx is not None else None
         with user_errors():
             registry = default_registry(None if no_plugins is None else not no_plugins)
             return {**self.commands, **plugin_commands(registry)}
