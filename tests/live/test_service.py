@@ -366,3 +366,46 @@ def test_serve_refuses_to_start_without_a_token(tmp_path, monkeypatch, live):
                                  "--insecure", "--host", "0.0.0.0"])
     assert public.exit_code == 2 and "only allowed on loopback" in public.output
     assert not (tmp_path / "j.sqlite").exists()  # nothing was created
+
+
+async def test_batch_ask_dispatches_what_it_can_in_one_transaction(open_session):
+    session = open_session(feedback={"in_flight": 3})
+    app = create_app(session, token=TOKEN)
+    transport = httpx.ASGITransport(app=app)
+    async with app.router.lifespan_context(app), \
+            httpx.AsyncClient(transport=transport, base_url="http://armlab.test", headers=AUTH) as client:
+        writer = app.state.service.writer
+        answer = (await client.post("/ask/batch", json={"count": 5, "keys": ["a", "b", "c", "d", "e"]})).json()
+        assert [t["trial_id"] for t in answer["trials"]] == [0, 1, 2]  # three in-flight slots
+        assert answer["state"] == "in_flight_full" and (writer.written, writer.batches) == (3, 1)
+        again = (await client.post("/ask/batch", json={"count": 3, "keys": ["a", "b", "c"]})).json()
+        assert again["trials"] == answer["trials"]  # the same keys: the same trials, nothing new
+        full = await client.post("/ask/batch", json={"count": 1})
+        assert full.status_code == 409 and full.json()["state"] == "in_flight_full"
+        mismatch = await client.post("/ask/batch", json={"count": 2, "keys": ["x"]})
+        assert mismatch.status_code == 422 and "one key per trial" in mismatch.json()["detail"]
+    assert len(list(session.journal.events())) == 3
+
+
+async def test_batch_tell_answers_each_report(open_session):
+    session = open_session(feedback={"in_flight": 3})
+    async with served(session) as client:
+        trials = (await client.post("/ask/batch", json={"count": 3})).json()["trials"]
+        first, second, third = (t["trial_id"] for t in trials)
+        reports = [
+            {"trial_id": first, "reward": 1.0},
+            {"trial_id": first, "reward": 1.0},   # the same again: duplicate
+            {"trial_id": first, "reward": 0.0},   # a different one: conflict
+            {"trial_id": 99, "reward": 1.0},      # no such trial
+            {"trial_id": second, "reward": "high"},  # not a number
+            {"trial_id": third, "reward": 7.0},   # outside [0, 1]
+            {"trial_id": second, "reward": 0.25},
+        ]
+        results = (await client.post("/tell/batch", json={"reports": reports})).json()["results"]
+        status = (await client.get("/status")).json()
+    assert [r["status"] for r in results] == ["accepted", "duplicate", "conflict", "unknown", "rejected",
+                                              "rejected", "accepted"]
+    assert "different" in results[2]["message"] and "outside" in results[5]["message"]
+    assert status["completed"] == 2 and status["pending"] == 1
+    events = [(e.kind, e.trial) for e in session.journal.events()]
+    assert events[-2:] == [("result", first), ("result", second)]

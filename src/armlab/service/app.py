@@ -54,10 +54,15 @@ from armlab.service.events import EventHub
 from armlab.service.models import (
     DEFAULT_MAX_BODY,
     AbandonIn,
+    AskBatchIn,
+    AskBatchOut,
     AskIn,
     ErrorOut,
+    ItemReportOut,
     ReportOut,
     StatusOut,
+    TellBatchIn,
+    TellBatchOut,
     TrialOut,
     tell_model,
 )
@@ -109,12 +114,7 @@ class Service:
             self._slot_freed = None
 
     async def ask(self, key: str | None, wait: float) -> TrialRecord:
-        if self.session.runs_trials:
-            raise NoTrialAvailable(
-                self.experiment.state,
-                f"source {self.session.sources[0].name!r} runs its own trials; "
-                "follow them with /status or /events",
-            )
+        self._refuse_if_runs_trials()
         deadline = anyio.current_time() + wait
         while True:
             await self.turn()
@@ -128,6 +128,40 @@ class Service:
                 self._slot_freed = anyio.Event()
             with anyio.move_on_after(remaining):
                 await self._slot_freed.wait()
+
+    async def ask_many(self, count: int, keys: list[str] | None) -> list[TrialRecord]:
+        """Dispatch up to ``count`` trials at once (all in the same journal batch)."""
+        self._refuse_if_runs_trials()
+        await self.turn()
+        records: list[TrialRecord] = []
+        for i in range(count):
+            try:
+                records.append(self.experiment.record(self.experiment.ask(None if keys is None else keys[i]).id))
+            except NoTrialAvailable:
+                if not records:
+                    raise
+                break
+        return records
+
+    def tell_one(self, trial_id: int, reward: Any) -> ItemReportOut:
+        """One report of a batch: its outcome, or the reason it was refused, never an exception."""
+        try:
+            report = self.experiment.tell(trial_id, reward)
+        except UnknownTrial as exc:
+            return ItemReportOut(trial_id=trial_id, status="unknown", message=str(exc))
+        except ReportConflict as exc:
+            return ItemReportOut(trial_id=trial_id, status="conflict", message=str(exc))
+        except RewardRejected as exc:
+            return ItemReportOut(trial_id=trial_id, status="rejected", message=str(exc))
+        return ItemReportOut(trial_id=trial_id, status=report.status, message=report.message)
+
+    def _refuse_if_runs_trials(self) -> None:
+        if self.session.runs_trials:
+            raise NoTrialAvailable(
+                self.experiment.state,
+                f"source {self.session.sources[0].name!r} runs its own trials; "
+                "follow them with /status or /events",
+            )
 
     async def status(self) -> dict[str, Any]:
         """The state, sent only once everything it shows is durable."""
@@ -280,6 +314,22 @@ def create_app(
         report = service.experiment.tell(body.trial_id, body.reward)
         await service.durable()
         return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
+
+    @app.post("/ask/batch", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
+    async def ask_batch(body: AskBatchIn) -> AskBatchOut:
+        """Dispatch up to ``count`` trials in one request (one journal transaction); fewer when
+        the experiment cannot dispatch more, 409 only when it can dispatch none."""
+        records = await service.ask_many(body.count, body.keys)
+        await service.durable()
+        return AskBatchOut(trials=[trial_out(service, r) for r in records], state=service.experiment.state.value)
+
+    @app.post("/tell/batch", dependencies=guard, responses=_ERRORS)
+    async def tell_batch(body: TellBatchIn) -> TellBatchOut:
+        """Report many rewards in one request (one journal transaction), with a result per report."""
+        await service.turn()
+        results = [service.tell_one(item.trial_id, item.reward) for item in body.reports]
+        await service.durable()
+        return TellBatchOut(results=results)
 
     @app.post("/abandon", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
     async def abandon(body: AbandonIn) -> ReportOut:

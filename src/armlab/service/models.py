@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
 __all__ = ["DEFAULT_MAX_BODY", "tell_model", "AbandonIn", "AskIn", "ConfidenceOut", "ErrorOut", "ReportOut", "StatusOut", "TellIn", "TrialOut"]
 
@@ -52,6 +52,32 @@ def tell_model(reward_range: tuple[float, float]) -> type[TellIn]:
     return create_model("TellIn", __base__=TellIn, reward=(float, field))
 
 
+#: Most trials or reports one batch request may carry.
+MAX_BATCH = 1000
+
+
+class AskBatchIn(_In):
+    count: JsonInt = Field(ge=1, le=MAX_BATCH, description="how many trials to dispatch")
+    keys: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        None, description="one idempotency key per trial (optional): a retried batch returns the same trials"
+    )
+
+    @model_validator(mode="after")
+    def _one_key_per_trial(self) -> AskBatchIn:
+        if self.keys is not None and len(self.keys) != self.count:
+            raise ValueError(f"keys: give one key per trial ({self.count}), got {len(self.keys)}")
+        return self
+
+
+class ReportItem(_In):
+    trial_id: JsonInt = Field(ge=0, description="id returned by /ask")
+    reward: Any = Field(description="the trial's reward; an unusable one is refused for this item only")
+
+
+class TellBatchIn(_In):
+    reports: list[ReportItem] = Field(min_length=1, max_length=MAX_BATCH)
+
+
 class AbandonIn(_In):
     trial_id: JsonInt = Field(ge=0, description="id returned by /ask")
     reason: str = Field("abandoned by the client", max_length=500, description="why, for the journal")
@@ -74,6 +100,24 @@ class ReportOut(BaseModel):
         "changed; late: the trial had failed or was abandoned, the reward is recorded but not counted"
     )
     message: str
+
+
+class AskBatchOut(BaseModel):
+    trials: list[TrialOut] = Field(description="the trials dispatched, fewer than asked when no more could be")
+    state: str = Field(description="the experiment's state after the batch")
+
+
+class ItemReportOut(BaseModel):
+    trial_id: int
+    status: Literal["accepted", "duplicate", "late", "conflict", "unknown", "rejected"] = Field(
+        description="as for /tell, plus: conflict (a different reward is recorded), unknown (no such "
+        "trial), rejected (the reward is unusable); only accepted changes the statistics"
+    )
+    message: str
+
+
+class TellBatchOut(BaseModel):
+    results: list[ItemReportOut] = Field(description="one result per report, in order")
 
 
 class ErrorOut(BaseModel):
