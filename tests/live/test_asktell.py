@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from armlab import events
 from armlab.adapters.base import RewardRejected
+from armlab.orchestrator.asktell import Experiment
 from armlab.orchestrator.live_types import (
     ExperimentState,
     JournalMismatch,
@@ -19,9 +20,11 @@ from armlab.orchestrator.live_types import (
     TrialStatus,
     UnknownTrial,
 )
+from armlab.plugins.fixed_confidence.lucb1 import LUCB1
 from armlab.plugins.policies.sh import SequentialHalving
 from armlab.plugins.policies.thompson import Thompson
 from armlab.plugins.policies.ucb1 import UCB1
+from armlab.problem import Objective, Problem
 
 
 def test_ucb1_first_trials_by_hand(live):
@@ -262,3 +265,26 @@ def test_replay_detects_a_changed_policy(live):
     other = live.experiment(Thompson(), budget=10, in_flight=1, seed=99)
     with pytest.raises(JournalMismatch, match="the policy or the experiment changed"):
         other.replay(events)
+
+
+def test_a_stopping_rule_stops_the_live_run_and_the_journal_records_it(live):
+    """LUCB1 on two clearly different arms: its test passes long before the budget."""
+    problem = Problem(objective=Objective.BEST_ARM, budget=2000, n_arms=2, reward_range=(0.0, 1.0), delta=0.1)
+    records, seen = [], []
+    exp = Experiment(LUCB1, [problem], 3, recorder=records.append, checkpoints=[2000])
+    exp.add_listener(seen.append)
+    with pytest.raises(NoTrialAvailable) as stopped:
+        while True:
+            trial = exp.ask()
+            exp.tell(trial.id, live.conversion(trial.arm, trial.pull, rates=(0.9, 0.1)))
+    assert stopped.value.state is ExperimentState.FINISHED and exp.stopped
+    n = len(exp.trials)
+    assert 0 < n < 2000 and records[-1].kind == "stopped" and records[-1].trial == n
+    assert exp.status()["stop"] == {"trials": n, "reason": "confident", "bandit": 0, "recommendation": 0,
+                                    "delta": 0.1}
+    assert [type(e).__name__ for e in seen[-3:]] == ["BanditConfident", "ExperimentStopped", "CheckpointReached"]
+    with pytest.raises(NoTrialAvailable):
+        exp.ask()  # and stays stopped
+    again = Experiment(LUCB1, [problem], 3, checkpoints=[2000])
+    again.replay(records)  # the replayed run stops at the same trial
+    assert again.stopped and again.status()["stop"] == exp.status()["stop"] and live.state(again) == live.state(exp)

@@ -181,3 +181,52 @@ async def test_event_stream_and_clean_stop(tmp_path, live):
     assert code == 0 and "thompson: running; 1 dispatched, 1 completed" in last_line
     logged = [json.loads(line)["event"] for line in Path(str(journal) + ".log").read_text().splitlines()]
     assert logged[:2] == ["journal_created", "trial_dispatched"] and "trial_observed" in logged
+
+
+STOPPING_CONFIG = """
+name = "stops"
+seed = 6
+[problem]
+objective = "best-arm"
+budget = 3000
+delta = 0.1
+[source]
+plugin = "external"
+arms = ["A", "B"]
+reward_min = 0
+reward_max = 1
+[[policies]]
+plugin = "lucb1"
+"""
+
+
+@pytest.mark.timeout(180)
+async def test_a_live_stop_survives_kill_9_and_batches_count_once(tmp_path, live):
+    """Batch asks and tells until LUCB1 is confident; SIGKILL; the restarted service still knows."""
+    config, journal = tmp_path / "stops.toml", tmp_path / "stops.sqlite"
+    config.write_text(STOPPING_CONFIG)
+    service = await live.serve(config, journal).started()
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    told = 0
+    async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=30) as client:
+        while True:
+            asked = await client.post("/ask/batch", json={"count": 1})
+            if asked.status_code == 409:
+                break
+            reports = [{"trial_id": t["trial_id"], "reward": float(t["arm"] == 0 and t["pull"] % 10 < 9)}
+                       for t in asked.json()["trials"]]
+            results = (await client.post("/tell/batch", json={"reports": reports})).json()["results"]
+            told += sum(r["status"] == "accepted" for r in results)
+        before = (await client.get("/status")).json()
+    service.kill()
+    service = await live.serve(config, journal, service.port).started()
+    try:
+        async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=30) as client:
+            after = (await client.get("/status")).json()
+            refused = await client.post("/ask")
+    finally:
+        service.stop()
+    assert asked.json()["state"] in ("stopped", "finished") and before["stop"]["reason"] == "confident"
+    assert 0 < told == before["completed"] < 3000
+    assert after["stop"] == before["stop"] and after["completed"] == told and after["recommendation"] == 0
+    assert refused.status_code == 409 and refused.json()["state"] == "finished"

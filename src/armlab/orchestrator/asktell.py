@@ -119,6 +119,7 @@ class Experiment:
         self._replay_at: float | None = None
         self._listeners: list[ev.Listener] = []
         self._announced: list[Any] = [None] * len(self.problems)  # last recommendation sent out
+        self.stop_record: dict[str, Any] | None = None  # when, why and with what answer it stopped
 
     def __repr__(self) -> str:
         c = self.counters
@@ -188,7 +189,9 @@ class Experiment:
             raise NoTrialAvailable(state, self._explain(state))
         self._take_checkpoints()  # the ones passed since the last dispatch
         choice = self._choose()
-        if choice is None:
+        if choice is None:  # the stopping rule (or the allocator) is done: recorded, then applied
+            bandit, reason = self._who_stopped()
+            self._commit(Event("stopped", len(self.trials), 0, bandit, reason=reason, at=self._now()))
             state = self.state
             raise NoTrialAvailable(state, self._explain(state))
         bandit, arm = choice
@@ -196,27 +199,23 @@ class Experiment:
         return self.trials[-1].trial
 
     def _choose(self) -> tuple[int, int] | None:
-        """The core's next (bandit, arm); None once a stopping rule or the allocator stopped."""
+        """The core's next (bandit, arm), or None when a stopping rule or the allocator stops."""
         core = self.core
         if not core.multi_bandit:  # the one-bandit fast path of DecisionCore.choose
             arm = int(core.policies[0].select(core.stats[0])[0])
-            if arm >= 0:
-                return 0, arm
-            core.stop(_ROW)
-        else:
-            chosen = core.choose(_ROW)
-            if chosen:
-                bandit, _, arms = chosen[0]
-                return bandit, int(arms[0])
-        self._announce_stop()
-        return None
+            return (0, arm) if arm >= 0 else None
+        chosen, _ = core.choose(_ROW)
+        if not chosen:
+            return None
+        bandit, _, arms = chosen[0]
+        return bandit, int(arms[0])
 
-    def _announce_stop(self) -> None:
-        bandit = 0 if not self.core.multi_bandit else int(self.core.allocator.select(self.core.stats)[0])
-        if bandit >= 0:
-            self._emit(ev.BanditConfident(bandit, len(self.trials), self._answer(bandit)))
-        self._emit(ev.ExperimentStopped("confident" if bandit >= 0 else "allocator", len(self.trials)))
-        self._take_checkpoints()
+    def _who_stopped(self) -> tuple[int, str]:
+        """(bandit, reason) of a stop: a bandit's stopping rule is confident, or the allocator is done."""
+        if not self.core.multi_bandit:
+            return 0, "confident"
+        bandit = int(self.core.allocator.select(self.core.stats)[0])
+        return (bandit, "confident") if bandit >= 0 else (0, "allocator")
 
     def tell(self, trial_id: int, reward: Any) -> Report:
         """Report the reward of a trial (see the module docstring for every case)."""
@@ -295,6 +294,17 @@ class Experiment:
                 if len(self.trials) == self.problem.budget:
                     self._emit(ev.ExperimentStopped("budget", len(self.trials)))
             return
+        if event.kind == "stopped":
+            self.core.stop(_ROW)
+            self.stop_record = {"trials": len(self.trials), "reason": event.reason, "bandit": bandit,
+                                "recommendation": self.recommendation(), "delta": self.problems[bandit].delta}
+            if self._listeners:
+                if event.reason == "confident":
+                    self._emit(ev.BanditConfident(bandit, len(self.trials), self._answer(bandit)))
+                self._emit(ev.ExperimentStopped(event.reason, len(self.trials)))
+            if not self._pending:
+                self._take_checkpoints()  # finished: the last checkpoints
+            return
         record = self.trials[event.trial]
         if event.kind == "late":
             record.late_reward = event.reward
@@ -368,6 +378,12 @@ class Experiment:
     def _replay_one(self, n: int, event: Event) -> None:
         where = f"journal event {n} ({event.kind} of trial {event.trial})"
         try:
+            if event.kind == "stopped":
+                if self._choose() is not None:
+                    raise JournalMismatch(f"{where}: the journal says the experiment stopped here, but "
+                                          "the policy now goes on; the policy or the experiment changed")
+                self._commit(event)
+                return
             if event.kind == "dispatch":
                 trial = self.ask(event.key)
                 if (trial.id, trial.bandit, trial.arm) != (event.trial, event.bandit, event.arm):
@@ -465,6 +481,7 @@ class Experiment:
                 "intervals": self.confidence_intervals(),
                 "policy_stopped": self.stopped,
             },
+            "stop": self.stop_record,
         }
 
     def _explain(self, state: ExperimentState) -> str:

@@ -89,37 +89,39 @@ class DecisionCore:
         return ((self.stopped_at >= 0) | (self.dispatched >= self.budget)) & (np.asarray(in_flight) == 0)
 
     # -- choosing ------------------------------------------------------------------------
-    def choose(self, rows: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """The next trial of each of ``rows``, grouped as ``(bandit, rows, arms)``.
+    def choose(self, rows: np.ndarray) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], np.ndarray]:
+        """The next trial of each of ``rows``, grouped as ``(bandit, rows, arms)``, and the rows
+        for which the allocator or the policy answered :data:`STOPPED`.
 
         One bandit: its policy picks.  Several: the allocator picks each replica's bandit
-        (and, for joint rules, the arm), the bandit's policy the arm.  Replicas for which the
-        allocator or the policy answers :data:`STOPPED` are stopped and left out.
+        (and, for joint rules, the arm), the bandit's policy the arm.  Nothing changes here:
+        the caller stops the returned rows (:meth:`stop`) once that is recorded.
         """
         if not self.multi_bandit:
             return self._policy_arms(0, rows, None)
         choice = self.allocator.select(self.stats)
         joint_arms = self.allocator.select_arms(self.stats, choice)
         choice = choice[rows]
-        self.stop(rows[choice < 0])
-        chosen = []
+        chosen, stopped = [], [rows[choice < 0]]
         for b in np.unique(choice[choice >= 0]):
             mine = rows[choice == b]
-            chosen += self._policy_arms(int(b), mine, None if joint_arms is None else joint_arms[mine])
-        return chosen
+            picked, halted = self._policy_arms(int(b), mine, None if joint_arms is None else joint_arms[mine])
+            chosen += picked
+            stopped.append(halted)
+        return chosen, np.concatenate(stopped)
 
     def _policy_arms(
         self, bandit: int, rows: np.ndarray, arms: np.ndarray | None
-    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    ) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], np.ndarray]:
         if arms is None:
             arms = self.policies[bandit].select(self.stats[bandit])
             if rows.size != arms.size:
                 arms = arms[rows]
         stop = arms == STOPPED
-        if stop.any():
-            self.stop(rows[stop])
-            rows, arms = rows[~stop], arms[~stop]
-        return [(bandit, rows, arms)] if rows.size else []
+        if not stop.any():
+            return [(bandit, rows, arms)], rows[:0]
+        go = ~stop
+        return ([(bandit, rows[go], arms[go])] if go.any() else []), rows[stop]
 
     def stop(self, rows: np.ndarray) -> None:
         """Stop ``rows`` for good (a stopping rule is confident, or the allocator is done)."""

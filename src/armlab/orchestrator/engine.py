@@ -151,8 +151,10 @@ class Simulation:
             may &= self.ledger.in_flight < self.in_flight_limit
         rows = self._all_rows if may.all() else np.flatnonzero(may)
         if rows.size:
-            for bandit, chosen, arms in core.choose(rows):
-                self._dispatch(bandit, chosen, arms)
+            chosen, stopped = core.choose(rows)
+            core.stop(stopped)
+            for bandit, picked, arms in chosen:
+                self._dispatch(bandit, picked, arms)
         if self.ledger is not None:
             for bandit, r, arms, rewards in self.ledger.release(self.step_index):
                 core.observe(bandit, r, arms, rewards)

@@ -26,7 +26,7 @@ __all__ = [
     "UnknownTrial",
 ]
 
-EventKind = Literal["dispatch", "result", "failed", "abandoned", "late"]
+EventKind = Literal["dispatch", "result", "failed", "abandoned", "late", "stopped"]
 
 
 class TrialStatus(str, enum.Enum):

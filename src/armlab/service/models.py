@@ -143,6 +143,16 @@ class BanditOut(BaseModel):
     recommendation: Recommendation
 
 
+class StopOut(BaseModel):
+    trials: int = Field(description="trials dispatched when the experiment stopped")
+    reason: Literal["confident", "allocator"] = Field(
+        description="confident: a fixed-confidence rule's test passed; allocator: the allocator ended the run"
+    )
+    bandit: int = Field(description="the bandit whose rule was confident")
+    recommendation: Recommendation | list[Recommendation] = Field(description="the answer when it stopped")
+    delta: float | None = Field(description="the rule's error probability: its answer is right with probability >= 1 - delta")
+
+
 class StatusOut(BaseModel):
     name: str
     policy: str
@@ -169,3 +179,4 @@ class StatusOut(BaseModel):
     )
     bandits: list[BanditOut] = Field(description="every bandit's arms and answer (one entry per bandit)")
     confidence: ConfidenceOut
+    stop: StopOut | None = Field(None, description="why and when a stopping rule ended the experiment (None: it did not)")
