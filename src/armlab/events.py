@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "ArmEliminated",
+    "ArmRetired",
     "BanditConfident",
     "CheckpointReached",
     "EVENT_TYPES",
@@ -119,6 +120,17 @@ class ArmEliminated(ExperimentEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class ArmRetired(ExperimentEvent):
+    """An operator retired ``arm`` of ``bandit``: never dispatched again, its results kept."""
+
+    kind: ClassVar[str] = "arm_retired"
+    bandit: int
+    arm: int
+    trials: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class BanditConfident(ExperimentEvent):
     """The stopping rule of ``bandit`` passed its test: that bandit gets no more trials."""
 
@@ -179,7 +191,7 @@ class PolicyFinished(ExperimentEvent):
 EVENT_TYPES: dict[str, type[ExperimentEvent]] = {
     cls.kind: cls
     for cls in (
-        TrialDispatched, TrialObserved, TrialFailed, TrialAbandoned, ReportLate, ArmEliminated,
+        TrialDispatched, TrialObserved, TrialFailed, TrialAbandoned, ReportLate, ArmEliminated, ArmRetired,
         BanditConfident, RecommendationChanged, CheckpointReached, ExperimentStopped, PolicyFinished,
     )
 }

@@ -17,6 +17,7 @@ from armlab.orchestrator.live_types import (
     JournalMismatch,
     NoTrialAvailable,
     ReportConflict,
+    RetireRefused,
     TrialStatus,
     UnknownTrial,
 )
@@ -288,3 +289,36 @@ def test_a_stopping_rule_stops_the_live_run_and_the_journal_records_it(live):
     again = Experiment(LUCB1, [problem], 3, checkpoints=[2000])
     again.replay(records)  # the replayed run stops at the same trial
     assert again.stopped and again.status()["stop"] == exp.status()["stop"] and live.state(again) == live.state(exp)
+
+
+def test_a_retired_arm_is_never_dispatched_again_and_replays(live):
+    records = []
+    exp = live.experiment(policy=UCB1(), n_arms=3, budget=60, in_flight=1, recorder=records.append)
+    for _ in range(9):
+        trial = exp.ask()
+        exp.tell(trial.id, live.conversion(trial.arm, trial.pull))
+    counts_before = exp.stats.counts[0].tolist()
+    assert exp.retire(2, reason="supplier stopped") is True and exp.retire(2) is False  # once
+    seen = []
+    for _ in range(30):
+        trial = exp.ask()
+        seen.append(trial.arm)
+        exp.tell(trial.id, live.conversion(trial.arm, trial.pull))
+    assert 2 not in seen and exp.stats.counts[0, 2] == counts_before[2]  # its results stay
+    assert exp.status()["bandits"][0]["retired"] == [2]
+    assert [r.kind for r in records].count("retired") == 1 and records[18].reason == "supplier stopped"
+    with pytest.raises(RetireRefused, match="no arm 5"):
+        exp.retire(5)
+    exp.retire(1)
+    with pytest.raises(RetireRefused, match="last active arm"):
+        exp.retire(0)
+    again = live.experiment(policy=UCB1(), n_arms=3, budget=60, in_flight=1)
+    again.replay(records)
+    assert live.state(again) == live.state(exp) and again.retired == {(0, 1), (0, 2)}
+
+
+def test_a_policy_that_cannot_skip_arms_refuses_retirement(live):
+    exp = live.experiment(policy=LUCB1({"delta": 0.1}), n_arms=3)
+    with pytest.raises(RetireRefused, match="'lucb1' cannot retire arms"):
+        exp.retire(1)
+    assert exp.trials == [] and exp.stats.active.all()

@@ -230,3 +230,42 @@ async def test_a_live_stop_survives_kill_9_and_batches_count_once(tmp_path, live
     assert 0 < told == before["completed"] < 3000
     assert after["stop"] == before["stop"] and after["completed"] == told and after["recommendation"] == 0
     assert refused.status_code == 409 and refused.json()["state"] == "finished"
+
+
+@pytest.mark.timeout(180)
+async def test_a_retirement_survives_kill_9(tmp_path, live):
+    """`armlab retire` on a served experiment; SIGKILL; the restarted service never sends the arm."""
+    config, journal = tmp_path / "retire.toml", tmp_path / "retire.sqlite"
+    config.write_text(CONFIG.format(budget=60).replace('"thompson"', '"ucb1"'))
+    service = await live.serve(config, journal).started()
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def trials(client, n):
+        arms = []
+        for _ in range(n):
+            trial = (await client.post("/ask")).json()
+            arms.append(trial["arm_name"])
+            await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 0.5})
+        return arms
+
+    async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=30) as client:
+        await trials(client, 6)
+    retire = subprocess.run(
+        [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "retire", "B", "--url", service.url],
+        env={**os.environ, "ARMLAB_TOKEN": TOKEN}, capture_output=True, text=True, timeout=60,
+    )
+    assert retire.returncode == 0 and "arm 'B' (bandit 0, arm 1): retired" in retire.stdout, retire.stderr
+    service.kill()
+    service = await live.serve(config, journal, service.port).started()
+    try:
+        async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=30) as client:
+            later = await trials(client, 20)
+            status = (await client.get("/status")).json()
+            again = await client.post("/retire", json={"arm": "B"})
+            last = await client.post("/retire", json={"arm": 0})
+            refused = await client.post("/retire", json={"arm": "C"})
+    finally:
+        service.stop()
+    assert "B" not in later and status["bandits"][0]["retired"] == [1]
+    assert again.json()["status"] == "already retired" and last.json()["status"] == "retired"
+    assert refused.status_code == 409 and "last active arm" in refused.json()["detail"]

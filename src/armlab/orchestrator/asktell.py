@@ -48,6 +48,7 @@ from armlab.orchestrator.live_types import (
     NoTrialAvailable,
     Report,
     ReportConflict,
+    RetireRefused,
     TrialRecord,
     TrialStatus,
     UnknownTrial,
@@ -119,6 +120,7 @@ class Experiment:
         self._replay_at: float | None = None
         self._listeners: list[ev.Listener] = []
         self._announced: list[Any] = [None] * len(self.problems)  # last recommendation sent out
+        self.retired: set[tuple[int, int]] = set()  # (bandit, arm) retired by the operator
         self.stop_record: dict[str, Any] | None = None  # when, why and with what answer it stopped
 
     def __repr__(self) -> str:
@@ -236,6 +238,34 @@ class Experiment:
             "the reward is recorded but not counted",
         )
 
+    def retire(self, arm: int, bandit: int = 0, reason: str = "retired by the operator") -> bool:
+        """Never dispatch ``arm`` of ``bandit`` again; its results so far stay in the statistics.
+
+        The policy sees the arm as inactive (``stats.active``), so only policies that skip
+        inactive arms (``honours_inactive_arms``) can retire one; raises
+        :class:`RetireRefused` otherwise, for an unknown arm, or for the last active arm.
+        Returns False when the arm was already retired (nothing changes).
+        """
+        if not 0 <= bandit < len(self.problems):
+            raise RetireRefused(f"no bandit {bandit}: this experiment has bandits 0..{len(self.problems) - 1}")
+        policy = self.core.policies[bandit]
+        if not policy.honours_inactive_arms:
+            raise RetireRefused(
+                f"policy {policy.name!r} cannot retire arms: its rule may still pick an inactive arm; "
+                "policies that can include ucb1, thompson, klucb, eucbv, gape, apt and uniform"
+            )
+        n_arms = self.problems[bandit].n_arms
+        if not 0 <= arm < n_arms:
+            raise RetireRefused(f"no arm {arm} in bandit {bandit}: its arms are 0..{n_arms - 1}")
+        active = self.core.stats[bandit].active[0]
+        if not active[arm]:
+            return False
+        if active.sum() == 1:
+            raise RetireRefused(f"arm {arm} is the last active arm of bandit {bandit}; it cannot be retired")
+        self._commit(Event("retired", len(self.trials), arm, bandit, reason=str(reason)[:_MAX_REASON],
+                           at=self._now()))
+        return True
+
     def abandon(self, trial_id: int, reason: str = "abandoned by the client") -> Report:
         """Give a pending trial up: its slot is freed and it gets no reward."""
         return self._close(trial_id, "abandoned", reason)
@@ -293,6 +323,11 @@ class Experiment:
                 self._emit(ev.TrialDispatched(trial.id, bandit, trial.arm, pull))
                 if len(self.trials) == self.problem.budget:
                     self._emit(ev.ExperimentStopped("budget", len(self.trials)))
+            return
+        if event.kind == "retired":
+            self.core.stats[bandit].active[0, event.arm] = False
+            self.retired.add((bandit, event.arm))
+            self._emit(ev.ArmRetired(bandit, event.arm, len(self.trials), event.reason))
             return
         if event.kind == "stopped":
             self.core.stop(_ROW)
@@ -378,6 +413,10 @@ class Experiment:
     def _replay_one(self, n: int, event: Event) -> None:
         where = f"journal event {n} ({event.kind} of trial {event.trial})"
         try:
+            if event.kind == "retired":
+                if not self.retire(event.arm, event.bandit, event.reason):
+                    raise JournalMismatch(f"{where}: arm {event.arm} of bandit {event.bandit} was already retired")
+                return
             if event.kind == "stopped":
                 if self._choose() is not None:
                     raise JournalMismatch(f"{where}: the journal says the experiment stopped here, but "
@@ -400,7 +439,7 @@ class Experiment:
                 expected = "accepted"
                 close = self.fail if event.kind == "failed" else self.abandon
                 status = close(event.trial, event.reason).status
-        except (NoTrialAvailable, UnknownTrial, ReportConflict) as exc:
+        except (NoTrialAvailable, UnknownTrial, ReportConflict, RetireRefused) as exc:
             raise JournalMismatch(f"{where} cannot be applied: {exc}") from None
         if status != expected:
             raise JournalMismatch(f"{where} was {status} on replay, expected {expected}")
@@ -438,6 +477,7 @@ class Experiment:
                 "means": st.means[0].tolist(),
                 "pending": st.pending[0].tolist(),
                 "intervals": self.confidence_intervals(b),
+                "retired": sorted(arm for bandit, arm in self.retired if bandit == b),
                 "recommendation": self._answer(b),
             }
             for b, st in enumerate(self.core.stats)

@@ -64,7 +64,7 @@ _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE events (
     seq INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL CHECK (kind IN ('dispatch', 'result', 'failed', 'abandoned', 'late', 'stopped')),
+    kind TEXT NOT NULL CHECK (kind IN ('dispatch', 'result', 'failed', 'abandoned', 'late', 'stopped', 'retired')),
     trial INTEGER NOT NULL CHECK (trial >= 0),
     arm INTEGER NOT NULL CHECK (arm >= 0),
     bandit INTEGER NOT NULL DEFAULT 0 CHECK (bandit >= 0),

@@ -21,12 +21,13 @@ __all__ = [
     "NoTrialAvailable",
     "Report",
     "ReportConflict",
+    "RetireRefused",
     "TrialRecord",
     "TrialStatus",
     "UnknownTrial",
 ]
 
-EventKind = Literal["dispatch", "result", "failed", "abandoned", "late", "stopped"]
+EventKind = Literal["dispatch", "result", "failed", "abandoned", "late", "stopped", "retired"]
 
 
 class TrialStatus(str, enum.Enum):
@@ -60,6 +61,10 @@ class UnknownTrial(ArmlabError, LookupError):
 
 class ReportConflict(ArmlabError):
     """A report contradicts what is already recorded for the trial."""
+
+
+class RetireRefused(ArmlabError):
+    """An arm cannot be retired (unknown, the last active one, or the policy cannot skip arms)."""
 
 
 class JournalMismatch(ArmlabError):

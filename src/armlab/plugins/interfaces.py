@@ -72,6 +72,9 @@ class Policy(Plugin, ABC):
     #: True for fixed-confidence rules: STOPPED then means "confident", and summaries
     #: report stopping times (the budget is only a cap).
     stopping_rule: ClassVar[bool] = False
+    #: True when :meth:`select` never picks an arm whose ``stats.active`` entry is False, so
+    #: a live run may retire arms (``POST /retire``); a conformance test checks the claim.
+    honours_inactive_arms: ClassVar[bool] = False
 
     problem: Problem
     replicas: int

@@ -28,9 +28,11 @@ from typing import Annotated, Any
 import anyio
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from armlab._version import __version__
 from armlab.adapters.base import RewardRejected
@@ -43,6 +45,7 @@ from armlab.orchestrator.live_types import (
     ExperimentState,
     NoTrialAvailable,
     ReportConflict,
+    RetireRefused,
     TrialRecord,
     UnknownTrial,
 )
@@ -60,6 +63,8 @@ from armlab.service.models import (
     ErrorOut,
     ItemReportOut,
     ReportOut,
+    RetireIn,
+    RetireOut,
     StatusOut,
     TellBatchIn,
     TellBatchOut,
@@ -155,6 +160,17 @@ class Service:
             return ItemReportOut(trial_id=trial_id, status="rejected", message=str(exc))
         return ItemReportOut(trial_id=trial_id, status=report.status, message=report.message)
 
+    def arm_index(self, bandit: int, arm: int | str) -> int:
+        """``arm`` as an index: a name is looked up among bandit ``bandit``'s arm names."""
+        if bandit >= len(self.session.sources):
+            raise RetireRefused(f"no bandit {bandit}: this experiment has bandits 0..{len(self.session.sources) - 1}")
+        names = self.session.arm_names(bandit)
+        if isinstance(arm, int):
+            return arm
+        if arm not in names:
+            raise RetireRefused(f"no arm named {arm!r} in bandit {bandit}; its arms are {', '.join(names)}")
+        return names.index(arm)
+
     def _refuse_if_runs_trials(self) -> None:
         if self.session.runs_trials:
             raise NoTrialAvailable(
@@ -214,6 +230,10 @@ def _install_error_handlers(app: FastAPI, service: Service) -> None:
     async def no_trial(request: Request, exc: NoTrialAvailable) -> JSONResponse:
         retry = {"Retry-After": "1"} if exc.state is ExperimentState.IN_FLIGHT_FULL else None
         return _error(409, str(exc), exc.state.value, retry)
+
+    @app.exception_handler(RetireRefused)
+    async def retire_refused(request: Request, exc: RetireRefused) -> JSONResponse:
+        return _error(409, str(exc), service.experiment.state.value)
 
     @app.exception_handler(UnknownTrial)
     async def unknown(request: Request, exc: UnknownTrial) -> JSONResponse:
@@ -331,6 +351,16 @@ def create_app(
         await service.durable()
         return TellBatchOut(results=results)
 
+    @app.post("/retire", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
+    async def retire(body: RetireIn) -> RetireOut:
+        """Retire an arm: never dispatched again, its results kept; journaled like every change."""
+        arm = service.arm_index(body.bandit, body.arm)
+        await service.turn()
+        changed = service.experiment.retire(arm, body.bandit, body.reason)
+        await service.durable()
+        return RetireOut(bandit=body.bandit, arm=arm, arm_name=service.session.arm_names(body.bandit)[arm],
+                         status="retired" if changed else "already retired")
+
     @app.post("/abandon", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
     async def abandon(body: AbandonIn) -> ReportOut:
         """Give a pending trial up (its slot is freed; it gets no reward)."""
@@ -366,4 +396,39 @@ def create_app(
                     yield ServerSentEvent(comment=f"{reported_drops} events dropped (reader too slow)")
                 yield ServerSentEvent(data=item, event=item["event"], id=str(item["id"]))
 
+    _mount_dashboard(app)
     return app
+
+
+#: Headers of the dashboard's files: scripts, styles and connections from this origin only,
+#: no framing (the page holds the token), no referrer, revalidated so upgrades take effect.
+_DASHBOARD_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+class _DashboardFiles(StaticFiles):
+    """The dashboard's static files (``armlab/service/dashboard``), sent with :data:`_DASHBOARD_HEADERS`."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        response.headers.update(_DASHBOARD_HEADERS)
+        return response
+
+
+def _mount_dashboard(app: FastAPI) -> None:
+    """Serve the web dashboard at ``/dashboard/`` (``/`` redirects there).
+
+    Its files hold no data, so they are served without the bearer check; the page asks for
+    the token and sends it with every request for data (``/status``, ``/events``).
+    """
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:
+        return RedirectResponse("dashboard/")
+
+    app.mount("/dashboard", _DashboardFiles(packages=[("armlab.service", "dashboard")], html=True), name="dashboard")

@@ -19,7 +19,7 @@ from armlab.service.auth import TOKEN_ENV, is_loopback
 from armlab.service.connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, uvicorn_options
 from armlab.service.models import DEFAULT_MAX_BODY
 
-__all__ = ["resume_command", "serve_command"]
+__all__ = ["resume_command", "retire_command", "serve_command"]
 
 _LOG_HELP = "Write JSON-lines events to this file (default: stderr)."
 
@@ -162,3 +162,33 @@ def resume_command(app: App, journal_path: str, log_path: str | None) -> None:
                 return
             anyio.run(session.run, backend="asyncio")
         click.echo(_outcome_line(session))
+
+
+@click.command("retire")
+@click.argument("arm")
+@click.option("--url", default="http://127.0.0.1:8000", show_default=True, envvar="ARMLAB_URL", show_envvar=True,
+              help="The running service.")
+@click.option("--bandit", default=0, show_default=True, type=click.IntRange(min=0), help="The arm's bandit.")
+@click.option("--reason", default="retired by the operator", show_default=True, help="Why, for the journal.")
+@click.option("--token-file", type=click.Path(dir_okay=False), envvar="ARMLAB_TOKEN_FILE", show_envvar=True,
+              help=f"File whose first line is the bearer token (else ${TOKEN_ENV}).")
+def retire_command(arm: str, url: str, bandit: int, reason: str, token_file: str | None) -> None:
+    """Retire ARM (its name or index) of a served experiment: it is never dispatched again,
+    its results so far stay in the statistics, and the journal records the retirement."""
+    import httpx
+
+    from armlab.service.auth import resolve_token
+
+    with user_errors():
+        token = resolve_token("127.0.0.1", token_file, insecure=False)
+    target: int | str = int(arm) if arm.isdigit() else arm
+    try:
+        response = httpx.post(f"{url.rstrip('/')}/retire", json={"arm": target, "bandit": bandit, "reason": reason},
+                              headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    except httpx.HTTPError as exc:
+        raise UserError(f"cannot reach the service at {url}: {exc}") from None
+    if response.status_code != 200:
+        raise UserError(f"not retired ({response.status_code}): {response.json().get('detail', response.text)}")
+    answer = response.json()
+    click.echo(f"arm {answer['arm_name']!r} (bandit {answer['bandit']}, arm {answer['arm']}): {answer['status']}")
+

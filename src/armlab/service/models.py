@@ -78,6 +78,19 @@ class TellBatchIn(_In):
     reports: list[ReportItem] = Field(min_length=1, max_length=MAX_BATCH)
 
 
+class RetireIn(_In):
+    arm: JsonInt | str = Field(description="the arm to retire: its index (0-based) or its name")
+    bandit: JsonInt = Field(0, ge=0, description="its bandit (0 in one-bandit experiments)")
+    reason: str = Field("retired by the operator", max_length=500, description="why, for the journal")
+
+
+class RetireOut(BaseModel):
+    bandit: int
+    arm: int
+    arm_name: str
+    status: Literal["retired", "already retired"]
+
+
 class AbandonIn(_In):
     trial_id: JsonInt = Field(ge=0, description="id returned by /ask")
     reason: str = Field("abandoned by the client", max_length=500, description="why, for the journal")
@@ -141,6 +154,7 @@ class BanditOut(BaseModel):
     pending: list[int] = Field(description="trials in flight per arm")
     intervals: list[list[float] | None] = Field(description="95% normal-approximation interval per arm (None below two rewards)")
     recommendation: Recommendation
+    retired: list[int] = Field(description="arms retired by the operator (never dispatched again)")
 
 
 class StopOut(BaseModel):

@@ -87,6 +87,8 @@ class GapIndexPolicy(Policy):
     empirical best arm, or the m arms with the largest empirical means.
     """
 
+    honours_inactive_arms = True  # it selects among the active arms only
+
     objectives = frozenset({Objective.BEST_ARM, Objective.TOP_M})
     #: ``r`` in the exploration parameter ``theta (n - rK) / H``; the budget must exceed ``rK``.
     init_pulls: ClassVar[int] = 1

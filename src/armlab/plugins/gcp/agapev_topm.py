@@ -52,6 +52,8 @@ class AGapEVTopM(Seed003Rule, AGapEV):
     arrive).  This differs from the plain ``agapev`` policy, whose width counts pending pulls.
     """
 
+    honours_inactive_arms = False  # its warm-up and posterior rule pull every arm
+
     name = "agapev-topm"
     Params = AGapEVTopMParams
     warmup_observations = 0  # the pseudo-observations make every count valid

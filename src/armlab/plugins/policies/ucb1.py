@@ -32,6 +32,8 @@ class UCB1(Policy):
     costs one multiply-add and one argmax over the arms.
     """
 
+    honours_inactive_arms = True  # it selects among the active arms only
+
     name = "ucb1"
     Params = UCB1Params
 

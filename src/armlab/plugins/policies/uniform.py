@@ -35,6 +35,8 @@ class Uniform(Policy):
     trial is in flight (see :meth:`_round_robin`).
     """
 
+    honours_inactive_arms = True  # it selects among the active arms only
+
     name = "uniform"
     Params = UniformParams
 

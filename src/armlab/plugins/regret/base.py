@@ -61,6 +61,8 @@ class IndexPolicy(Policy):
     enter the statistics.
     """
 
+    honours_inactive_arms = True  # it selects among the active arms only
+
     Params: ClassVar[type[PluginParams]] = RegretParams
     objectives = frozenset({Objective.REGRET})
     #: Whether the policy reads the horizon ``T`` (``problem.budget``) in advance.

@@ -45,6 +45,8 @@ class DMED(Policy):
     first waiting arm is the choice (no masks), and only replicas with an empty list rebuild.
     """
 
+    honours_inactive_arms = True  # it selects among the active arms only
+
     name = "dmed"
     Params = DMEDParams
     objectives = frozenset({Objective.REGRET})
