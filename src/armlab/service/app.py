@@ -141,7 +141,8 @@ class Service:
         records: list[TrialRecord] = []
         for i in range(count):
             try:
-                records.append(self.experiment.record(self.experiment.ask(None if keys is None else keys[i]).id))
+                key = keys[i] if keys is not None and i < len(keys) else None
+                records.append(self.experiment.record(self.experiment.ask(key).id))
             except NoTrialAvailable:
                 if not records:
                     raise

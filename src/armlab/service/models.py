@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 __all__ = ["DEFAULT_MAX_BODY", "tell_model", "AbandonIn", "AskIn", "ConfidenceOut", "ErrorOut", "ReportOut", "StatusOut", "TellIn", "TrialOut"]
 
@@ -59,14 +59,10 @@ MAX_BATCH = 1000
 class AskBatchIn(_In):
     count: JsonInt = Field(ge=1, le=MAX_BATCH, description="how many trials to dispatch")
     keys: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
-        None, description="one idempotency key per trial (optional): a retried batch returns the same trials"
+        None, max_length=MAX_BATCH,
+        description="idempotency keys: keys[i] is the key of the i-th trial of the batch (trials past the "
+        "list's end get none, keys past count are unused); a retried batch returns the same trials",
     )
-
-    @model_validator(mode="after")
-    def _one_key_per_trial(self) -> AskBatchIn:
-        if self.keys is not None and len(self.keys) != self.count:
-            raise ValueError(f"keys: give one key per trial ({self.count}), got {len(self.keys)}")
-        return self
 
 
 class ReportItem(_In):
