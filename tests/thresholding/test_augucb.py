@@ -1,4 +1,4 @@
-"""AugUCB (seed 000, Algorithm 1) against hand-computed constants and steps."""
+"""AugUCB (Mukherjee et al. 2017, Algorithm 1, variant "paper") against hand-computed constants and steps."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ K, T = 20, 400
 C0, C1 = 0.516387, 0.343370
 
 
-def test_sheet_test_vector():
+def test_constants_at_t_10000_k_100():
     schedule = AugUCBSchedule(10_000, 100)
     assert schedule.a_constant == pytest.approx(4.458373, abs=1e-6)
     assert schedule.last_round == 5
@@ -35,12 +35,12 @@ def test_sheet_test_vector():
     assert [int(schedule.ell(np.array([2.0**-m]))[0]) for m in range(1, 7)] == [67, 62, 57, 51, 46, 40]
 
 
-def test_sheet_radius_coefficient(drive):
-    # the sheet prints 1.73690; the exact value is 1.736864
+def test_radius_coefficient_at_t_10000_k_100(drive):
+    # sqrt(rho psi_0 ln(T) / 4) = 1.736864
     policy = AugUCB()
     stats = drive.start(policy, drive.problem([0.4] * 100, 10_000))
     assert policy.round_end[0] == 7300
-    assert policy.radius(stats, np.ones((1, 100)))[0, 0] == pytest.approx(1.73690, rel=1e-4)
+    assert policy.radius(stats, np.ones((1, 100)))[0, 0] == pytest.approx(1.736864, rel=1e-6)
 
 
 def test_small_case_constants(drive):

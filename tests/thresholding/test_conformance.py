@@ -20,6 +20,10 @@ from armlab.testing import check_policy
         (UCBE, {"tie_break": "random"}, "best-arm"),
         (UCBEV, {}, "threshold"),
         (CSAR, {}, "threshold"),
+        (AugUCB, {"variant": "authors-code"}, "threshold"),
+        (UCBE, {"variant": "authors-code"}, "threshold"),
+        (UCBEV, {"variant": "authors-code", "tie_break": "random"}, "threshold"),
+        (CSAR, {"variant": "authors-code"}, "threshold"),
         (Uniform, {"order": "random"}, "threshold"),
     ],
 )

@@ -10,7 +10,7 @@ from armlab.plugins.interfaces import STOPPED
 from armlab.plugins.thresholding.csar import CSAR, csar_phase_lengths
 
 
-def test_sheet_schedule_vector():
+def test_schedule_at_t_10000_k_100():
     lengths = csar_phase_lengths(10_000, 100)
     assert sum(1.0 / i for i in range(1, 101)) == pytest.approx(5.18738, abs=1e-5)
     assert lengths[:5].tolist() == [20] * 5

@@ -1,4 +1,4 @@
-"""The thresholding output rule shared by all seed-000 policies (sheet section 2)."""
+"""The thresholding output rule shared by all the thresholding policies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""UCB-E: the thresholding index of seed 000 and the original best-arm index."""
+"""UCB-E: the thresholding index of Mukherjee et al. and the original best-arm index."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from armlab.errors import ConfigError
-from armlab.problem import Objective
 from armlab.plugins.thresholding.ucbe import UCBE
+from armlab.problem import Objective
 
 MEANS = [0.2, 0.45, 0.6, 0.9]
 # T = 104, K = 4, tau = 0.5: gaps 0.3, 0.05, 0.1, 0.4

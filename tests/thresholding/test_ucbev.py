@@ -1,4 +1,4 @@
-"""UCBEV (seed 000's GapE-V for thresholding): Bernstein index, oracle a, budget guard."""
+"""UCBEV (GapE-V for thresholding, as in Mukherjee et al.): Bernstein index, oracle a, budget guard."""
 
 from __future__ import annotations
 

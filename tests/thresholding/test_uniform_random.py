@@ -1,4 +1,4 @@
-"""UA (seed 000): a uniformly random arm per step, a pure function of (seed, replica, step)."""
+"""UA (Mukherjee et al.'s uniform baseline): a uniformly random arm per step, a pure function of (seed, replica, step)."""
 
 from __future__ import annotations
 

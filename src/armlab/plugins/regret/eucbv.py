@@ -84,6 +84,11 @@ class EUCBV(IndexPolicy):
     Eliminated arms are cleared from ``stats.active`` and never pulled again.  Deviation
     from the pseudo-code: ``elim_count = "pulls"`` by default (A1, with evidence there).
 
+    ``log_uses`` is the paper-versus-authors'-code choice, named as the thresholding
+    policies' ``variant`` names theirs: ``"T"`` (default) is the paper's ``L_m =
+    log(psi T eps_m)``; ``"M"`` is the authors' public code, ``L_m = log(psi M eps_m)`` with
+    ``M = floor(log2(T / e) / 2)``, which gives much narrower widths.
+
     Speed: an arm's index and confidence bounds change only when it is observed, eliminated,
     or when its replica's round changes, so they are cached ``(R, K)`` and recomputed just
     there (eliminated and unobserved arms hold -inf, so once every arm has a result the

@@ -1,6 +1,8 @@
-"""Thresholding-bandit policies (seed 000: AugUCB and its baselines).
+"""Thresholding-bandit policies: AugUCB (Mukherjee et al., IJCAI 2017) and its baselines.
 
-UA, seed 000's uniform baseline, is the built-in ``uniform`` policy with ``order = "random"``.
+Definitions, both variants where there are two: docs/algorithms/thresholding.md.
+
+UA, the paper's uniform baseline, is the built-in ``uniform`` policy with ``order = "random"``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the thresholding policies share: parameters, checks, oracle inputs and selection.
 
-All seed-000 algorithms output the same set (section 2 of the sheet):
+All thresholding algorithms of Mukherjee et al. (2017) output the same set:
 ``{i : n_i >= 1 and mean_i >= tau}`` over *all* arms, eliminated ones included.  That is
 exactly :func:`armlab.plugins.interfaces.empirical_recommendation` for the threshold
 objective, so these policies inherit :meth:`Policy.recommend` instead of restating it.
@@ -16,7 +16,7 @@ observed statistics only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -32,10 +32,26 @@ __all__ = [
     "ArmwiseKeyPolicy",
     "IndexParams",
     "OracleIndexParams",
+    "Variant",
+    "authors_code_gaps",
     "exploration_parameter",
     "require_budget",
     "threshold_of",
+    "variant_field",
 ]
+
+
+#: "paper": the algorithm as printed; "authors-code": as the authors' public code runs it
+Variant = Literal["paper", "authors-code"]
+
+
+def variant_field(paper: str, authors_code: str) -> Any:
+    """The ``variant`` parameter of a policy with an authors'-code reading (docs/algorithms/thresholding.md)."""
+    return Field(
+        "paper",
+        description=f'"paper": {paper} (default); "authors-code": {authors_code}, as the public code '
+        "behind Mukherjee et al.'s (IJCAI 2017) figures runs it",
+    )
 
 
 class IndexParams(PluginParams):
@@ -58,6 +74,23 @@ class OracleIndexParams(IndexParams):
         "the policy's oracle value, computed from the source's true arms",
     )
     a_scale: float = Field(1.0, gt=0, description="multiplier of the oracle a; ignored when a is set")
+
+
+def authors_code_gaps(means: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The arms the authors' code sums its oracle complexities over, and their gaps.
+
+    Returns ``(counted, gaps)``: ``counted`` marks the arms whose true mean differs from the
+    mean of the last arm (arm K); ``gaps`` is ``|tau - mu_i|`` on those arms and 1 elsewhere
+    (a placeholder that keeps the left-out terms finite; multiply them by ``counted``).
+    Raises ``ValueError`` when no arm is counted or a counted arm is exactly at ``tau``.
+    """
+    counted = means != means[..., -1:]
+    if not counted.any(axis=-1).all():
+        raise ValueError("every arm has the last arm's mean, so the authors' sum has no term")
+    gaps = np.abs(threshold - means)
+    if np.any(counted & (gaps == 0)):
+        raise ValueError("zero gap: an arm exactly at the threshold makes the complexity infinite")
+    return counted, np.where(counted, gaps, 1.0)
 
 
 def threshold_of(policy: Policy, problem: Problem) -> float:
@@ -115,6 +148,8 @@ class ArmwiseKeyPolicy(Policy):
     costs one pass over the arms instead of several.  Ties and the initial pulls are as in
     :func:`~armlab.plugins.policies._index.select_by_index`.
     """
+
+    honours_inactive_arms = True  # it selects among the active arms only
 
     need: int = 1
 

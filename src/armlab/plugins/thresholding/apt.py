@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.thresholding._common import ArmwiseKeyPolicy, IndexParams, gathered, threshold_of
+from armlab.plugins.thresholding._common import (
+    ArmwiseKeyPolicy,
+    IndexParams,
+    gathered,
+    threshold_of,
+)
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -13,20 +18,20 @@ from armlab.stats import ArmStats
 
 class APTParams(IndexParams):
     epsilon: float = Field(
-        0.05, ge=0, description="precision: arms within epsilon of tau count as equally hard (seed 000: 0.05)"
+        0.05, ge=0, description="precision: arms within epsilon of tau count as equally hard (Mukherjee et al.'s experiments: 0.05)"
     )
 
 
 class APT(ArmwiseKeyPolicy):
     """APT: after one pull of each arm, pull ``argmin_i sqrt(n_i) * (|mean_i - tau| + epsilon)``.
 
-    Source: Locatelli et al. (ICML 2016), as run in seed 000 (sheet section 2.2).  Anytime:
+    Source: Locatelli et al. (ICML 2016), as run by Mukherjee et al. (2017).  Anytime:
     needs neither the budget nor a complexity.  Analysed for sub-Gaussian rewards; runs on
     any real rewards.  Output: the common thresholding rule ``{i : n_i >= 1, mean_i >= tau}``.
 
     Pending pulls: ``n_i`` counts pulls (observed + pending), the mean uses observed rewards,
     so results in flight spread the next pulls over other arms; with immediate feedback this
-    is the paper's rule.  Seed 000 counts any misclassified arm as an error, also inside
+    is the paper's rule.  Mukherjee et al. count any misclassified arm as an error, also inside
     ``[tau - epsilon, tau + epsilon]``, which Locatelli et al.'s loss forgives.
     """
 

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from armlab.plugins.interfaces import STOPPED, Policy, empirical_recommendation
-from armlab.plugins.thresholding._common import require_budget, threshold_of
+from armlab.plugins.interfaces import (
+    STOPPED,
+    PluginParams,
+    Policy,
+    empirical_recommendation,
+)
+from armlab.plugins.thresholding._common import (
+    Variant,
+    require_budget,
+    threshold_of,
+    variant_field,
+)
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -21,22 +33,48 @@ def csar_phase_lengths(budget: int, n_arms: int) -> np.ndarray:
     return np.ceil(exact - 1e-9).astype(np.int64)
 
 
+def authors_code_phase_lengths(budget: int, n_arms: int) -> np.ndarray:
+    """The authors' code: cumulative pulls per active arm after phase ``k = 0..K-1``,
+    ``n_k = ceil((T - K) / (logK (K + 1 - k)))`` with ``logK = 1/2 + sum_{i=1..K} 1/i``."""
+    log_k = 0.5 + sum(1.0 / i for i in range(1, n_arms + 1))
+    return np.array([math.ceil((budget - n_arms) / (log_k * (n_arms + 1 - k))) for k in range(n_arms)])
+
+
+class CSARParams(PluginParams):
+    variant: Variant = variant_field(
+        "accept or reject the undecided arm farthest from tau after each phase",
+        "only reject, after each phase, the active arm of lowest mean among those below tau (if any)",
+    )
+
+
 class CSAR(Policy):
     """Combinatorial Successive Accept-Reject for thresholding: K phases, one arm decided per phase.
 
     Source: Chen et al., "Combinatorial pure exploration of multi-armed bandits" (NeurIPS
-    2014), specialised to "all subsets" with weights ``mu_e - tau`` (sheet 2.5, Part C #10;
-    the schedule is reconstructed, not checked against the primary text).  Phase p pulls
-    every undecided arm ``n~_p - n~_{p-1}`` times (round robin, index order), then decides
-    the undecided arm farthest from tau (``argmax |mean - tau|``, ties lowest index): accept
-    if ``mean >= tau``, else reject.  After phase K the replica stops (``sum_p n~_p <= T``
-    pulls used).  Output: accepted arms plus undecided arms with ``n_i >= 1`` and
-    ``mean >= tau`` (with immediate feedback this equals the common thresholding rule,
-    since decided arms are never pulled again).  Assumes sub-Gaussian rewards.
-    Requires ``T > K``.
+    2014), specialised to "all subsets" with weights ``mu_e - tau``, as a baseline of
+    Mukherjee et al. (IJCAI 2017), who only say "reject the arm farthest from tau after each
+    round".  Two variants (``variant``):
 
-    Deviation: seed 000 only says "reject the arm farthest from tau"; the authors' code
-    only ever rejects arms below tau.  This is the accept-or-reject specialisation.
+    * ``"paper"`` (default), the accept-or-reject specialisation (the schedule is
+      reconstructed from Chen et al., not checked against their text): with
+      ``log~(K) = sum_{i=1..K} 1/i`` and ``n~_p = ceil((T - K) / (log~(K) (K - p + 1)))``,
+      phase ``p = 1..K`` pulls every undecided arm ``n~_p - n~_{p-1}`` times (round robin,
+      index order), then decides the undecided arm farthest from tau (``argmax |mean - tau|``,
+      ties lowest index): accept if ``mean >= tau``, else reject.  After phase K the replica
+      stops (``sum_p n~_p <= T`` pulls used).  Output: accepted arms plus undecided arms with
+      ``n_i >= 1`` and ``mean >= tau``.
+    * ``"authors-code"``, reject-only, as the authors' public code runs it: with
+      ``logK = 1/2 + sum_{i=1..K} 1/i`` and ``n_k = ceil((T - K) / (logK (K + 1 - k)))``,
+      phase ``k = 0..K-1`` pulls every active (not rejected) arm until it has ``n_k`` pulls
+      (``n_k - n_{k-1}`` more; round robin, index order: the order inside a phase is
+      armlab's), then rejects the active arm with the lowest mean among the active arms with
+      ``mean < tau``, if there is one.  Since arms above tau are never rejected, phases
+      usually need more pulls than the schedule's total and the budget ends the run.  Output:
+      the active arms with ``n_i >= 1`` and ``mean >= tau``.
+
+    With immediate feedback both outputs equal the common thresholding rule restricted to
+    the arms not yet decided, plus (paper) the accepted ones.  Assumes sub-Gaussian rewards.
+    Requires ``T > K``.
 
     Pending pulls: the schedule counts dispatched pulls, so a phase ends when its pulls are
     dispatched and the decision uses the results observed by then; later results still
@@ -44,6 +82,7 @@ class CSAR(Policy):
     """
 
     name = "csar"
+    Params = CSARParams
     objectives = frozenset({Objective.THRESHOLD})
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
@@ -51,12 +90,15 @@ class CSAR(Policy):
         k = problem.n_arms
         require_budget(self, problem, k, "every phase must pull each undecided arm at least once")
         self.threshold = threshold_of(self, problem)
+        self.accepted = np.zeros((replicas, k), dtype=bool)  # the authors' code accepts none
+        self.phase = np.zeros(replicas, dtype=np.int64)  # phases completed
+        if self.params.variant == "authors-code":
+            self.code_lengths = authors_code_phase_lengths(problem.budget, k)
+            return
         lengths = csar_phase_lengths(problem.budget, k)
         per_arm = np.diff(lengths, prepend=0)
         #: first trial of each phase p = 1..K, plus the end of the last phase
         self.phase_start = np.concatenate([[0], np.cumsum((k - np.arange(k)) * per_arm)])
-        self.phase = np.zeros(replicas, dtype=np.int64)  # phases completed = arms decided
-        self.accepted = np.zeros((replicas, k), dtype=bool)
         #: per replica the undecided arms in index order, then the decided ones
         self.undecided_first = np.tile(np.arange(k), (replicas, 1))
 
@@ -82,6 +124,8 @@ class CSAR(Policy):
         self.undecided_first[rows] = np.argsort(~stats.active[rows], axis=1, kind="stable")
 
     def select(self, stats: ArmStats) -> np.ndarray:
+        if self.params.variant == "authors-code":
+            return self._code_select(stats)
         self._advance(stats)
         k = stats.n_arms
         phase = np.minimum(self.phase, k - 1)
@@ -89,6 +133,28 @@ class CSAR(Policy):
         rank = offset % (k - phase)
         arms = self.undecided_first[np.arange(stats.replicas), rank]
         return np.where(self.phase >= k, STOPPED, arms)
+
+    def _code_select(self, stats: ArmStats) -> np.ndarray:
+        """Authors' code: end every phase whose pulls are all dispatched (rejecting at most one
+        arm each), then pull the active arm with the fewest pulls, lowest index first."""
+        k = stats.n_arms
+        while True:
+            target = self.code_lengths[np.minimum(self.phase, k - 1)]
+            fewest = np.where(stats.active, stats.pulls, np.iinfo(np.int64).max).min(axis=1)
+            rows = np.flatnonzero((self.phase < k) & (fewest >= target))
+            if rows.size == 0:
+                break
+            self._code_reject(stats, rows)
+            self.phase[rows] += 1
+        arms = np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
+        return np.where(self.phase >= k, STOPPED, arms)
+
+    def _code_reject(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """Reject the active arm of lowest mean among the active arms with ``mean < tau``, if any."""
+        below = stats.active[rows] & (stats.counts[rows] > 0) & (stats.means[rows] < self.threshold)
+        arm = np.argmin(np.where(below, stats.means[rows], np.inf), axis=1)
+        some = below.any(axis=1)
+        stats.active[rows[some], arm[some]] = False
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         return np.where(stats.active, empirical_recommendation(self.problem, stats), self.accepted)
