@@ -77,10 +77,10 @@ def test_progress_bars_span_every_run_of_a_sweep(tmp_path):
     display, stream = _display(sweep, tmp_path)
     with display:
         assert display.progress.tasks == []  # no bar before the first report (live runs send none)
-        display("ucb1", 640, 1000)
-        display("ucb1", 1000, 1000)  # first run (10 replicas x 100) finished
-        display("ucb1", 640, 3000)  # the second run reports from zero again
-        display("uniform", 1000, 1000)
+        display("ucb1", 640, 4000)  # trials over all runs of the sweep
+        display("ucb1", 1000, 4000)  # first run (10 replicas x 100) finished
+        display("ucb1", 1640, 4000)
+        display("uniform", 1000, 4000)
         tasks = {t.description: t for t in display.progress.tasks}
         assert tasks["ucb1"].total == 10 * (100 + 300) and tasks["ucb1"].completed == 1000 + 640
         assert tasks["uniform"].completed == 1000

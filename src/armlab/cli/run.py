@@ -2,9 +2,9 @@
 
 On a terminal a progress bar per policy (trials done, elapsed time, ETA) is drawn on stderr;
 otherwise stderr carries JSON-lines logs only.  ``--plot`` draws the figures at the end;
-``--workers``/``--shard-size``/``--executor`` split the replicas into shards
-(:mod:`armlab.orchestrator.shards`; sharded runs report no progress); ``--journal`` makes a
-live run durable and resumable.
+``--workers``/``--shard-size``/``--executor``/``--scheduler`` spread a simulated run's tasks
+over worker processes or a Dask cluster (:mod:`armlab.orchestrator.shards`; same numbers,
+progress as tasks advance); ``--journal`` makes a live run durable and resumable.
 """
 
 from __future__ import annotations
@@ -46,11 +46,15 @@ from armlab.plots import save_figures
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), help="Write JSON-lines events to this file.")
 @click.option("--plot", is_flag=True, help="Also draw the figures (PNG) into the --out directory.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Split the replicas into shards run by this many worker processes (same numbers).")
-@click.option("--shard-size", type=click.IntRange(min=1), help="Replicas per shard (default: replicas / workers).")
+              help="Processes that run the policies and sweep values side by side, this one included "
+                   "(same numbers).")
+@click.option("--shard-size", type=click.IntRange(min=1),
+              help="Also split every run's replicas into blocks of this many (default: only when there "
+                   "are fewer policies x sweep values than workers).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="Where shards run: local processes, or Dask (pip install 'armlab[dask]').")
-@click.option("--scheduler", help="Dask scheduler address (default: a local cluster with --workers workers).")
+              help="Where the work runs: local processes, or Dask (pip install 'armlab[dask]').")
+@click.option("--scheduler", help="With --executor dask: the address of a running Dask scheduler "
+                                  "(default: a local cluster of --workers processes).")
 @click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
               help="Live experiments: journal every trial to this SQLite file (resumed if it exists).")
 @click.pass_obj
@@ -75,9 +79,8 @@ def run_command(
     """
     if plot and out_dir is None:
         raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
-    sharded = workers > 1 or shard_size is not None or executor == "dask"
-    scale = ShardRunner(workers, executor, scheduler, shard_size) if sharded else None
     with user_errors():
+        scale = ShardRunner(workers, executor, scheduler, shard_size)
         config = load_config(config_path).with_overrides(seed=seed, replicas=replicas)
     log_file: TextIO | None = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
     try:
@@ -122,10 +125,9 @@ def _progress(config: ExperimentConfig) -> Iterator[ProgressDisplay | None]:
 class ProgressDisplay:
     """``progress(label, done, total)`` callback that draws one rich bar per policy.
 
-    Bars appear with the first report (live runs send none, so they get no bars).  The bar
-    of a policy spans all runs of a ``[sweep]``: each run reports from zero again, so a drop
-    in ``done`` starts the next run (its predecessor counted in full).  A run too short to
-    report before it ends may be missed; the bars are completed on a clean exit.
+    Bars appear with the first report (live runs send none, so they get no bars).  ``done``
+    counts the policy's trials over all runs of a ``[sweep]``, however they are spread over
+    workers; the bars are completed on a clean exit.
     """
 
     def __init__(self, totals: Mapping[str, int], console: Console) -> None:
@@ -142,8 +144,6 @@ class ProgressDisplay:
         )
         self._totals = dict(totals)
         self._tasks: dict[str, TaskID] = {}
-        self._finished_runs = dict.fromkeys(totals, 0)  # trials of this label's earlier runs
-        self._last: dict[str, tuple[int, int]] = {}  # label -> (done, total) of the current run
 
     @classmethod
     def for_config(cls, config: ExperimentConfig, console: Console) -> ProgressDisplay:
@@ -157,13 +157,8 @@ class ProgressDisplay:
     def __call__(self, label: str, done: int, total: int) -> None:
         if not self._tasks:
             self._tasks = {name: self.progress.add_task(name, total=n) for name, n in self._totals.items()}
-        if label not in self._tasks:
-            return
-        previous_done, previous_total = self._last.get(label, (0, 0))
-        if done < previous_done:
-            self._finished_runs[label] += previous_total
-        self._last[label] = (done, total)
-        self.progress.update(self._tasks[label], completed=self._finished_runs[label] + done)
+        if label in self._tasks:
+            self.progress.update(self._tasks[label], completed=done)
 
     def __enter__(self) -> ProgressDisplay:
         self.progress.start()

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Any
 
 import anyio
-import numpy as np
 import structlog
 
 from armlab.config import ExperimentConfig, load_config
 from armlab.errors import ConfigError
-from armlab.log import get_logger
+from armlab.log import get_logger, log_event
 from armlab.orchestrator.session import LiveSession
 from armlab.orchestrator.shards import ShardRunner
-from armlab.orchestrator.simulate import PolicyResult, ProgressCallback, simulate
+from armlab.orchestrator.simulate import PolicyResult, ProgressCallback
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 
@@ -47,49 +47,70 @@ async def run_experiment_async(
     scale: ShardRunner | None = None,
     journal: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Run an experiment inside a running event loop; see :func:`run_experiment`."""
+    """Run an experiment inside a running event loop; see :func:`run_experiment`.
+
+    A simulated experiment is CPU work: it runs in a worker thread, so the loop stays free,
+    and ``progress`` is called on the loop's thread.
+    """
     config, plans, registry = _resolve(config, seed, replicas, registry)
+    if plans[0][1].live:
+        return await _live_experiment(plans[0][1], registry, out_dir, journal)
+    on_loop = None if progress is None else functools.partial(anyio.from_thread.run_sync, progress)
+    return await anyio.to_thread.run_sync(
+        functools.partial(_simulated_experiment, config, plans, registry, out_dir, on_loop, scale, journal)
+    )
+
+
+def _simulated_experiment(
+    config: ExperimentConfig,
+    plans: list[tuple[Any, ExperimentPlan]],
+    registry: Registry,
+    out_dir: str | Path | None,
+    progress: ProgressCallback | None,
+    scale: ShardRunner | None,
+    journal: str | Path | None,
+) -> dict[str, Any]:
+    """Every run of a simulated experiment, in this process or scaled out by ``scale``."""
+    base = plans[0][1]
+    with structlog.contextvars.bound_contextvars(experiment=base.config.name):
+        started = _started(plans, journal)
+        results = (scale or ShardRunner()).run([plan for _, plan in plans], progress)
+        summary = _run_summary(base, results[0]) if len(plans) == 1 else _sweep_summary(config, plans, results)
+        return _finished(summary, started, registry, out_dir)
+
+
+async def _live_experiment(
+    plan: ExperimentPlan, registry: Registry, out_dir: str | Path | None, journal: str | Path | None
+) -> dict[str, Any]:
+    with structlog.contextvars.bound_contextvars(experiment=plan.config.name):
+        started = _started([(None, plan)], journal)
+        return _finished(await _run_live(plan, registry, journal), started, registry, out_dir)
+
+
+def _started(plans: list[tuple[Any, ExperimentPlan]], journal: str | Path | None) -> float:
+    """Refuse a journal for a simulated experiment, log its start, return the start time."""
     base = plans[0][1]
     cfg = base.config
     if journal is not None and not base.live:
         raise ConfigError(
-            f"a journal records live trials, but source {cfg.source.plugin!r} is simulated "
+            f"a journal records live trials, but source {base.source_cls.name!r} is simulated "
             "(its runs are reproducible from the seed): drop --journal"
         )
-    started = time.perf_counter()
-    with structlog.contextvars.bound_contextvars(experiment=cfg.name):
-        log.info("experiment_started", seed=cfg.seed, replicas=cfg.replicas, budget=cfg.problem.budget,
-                 objective=cfg.problem.objective.value, policies=[p.label for p in base.policies],
-                 source=cfg.source.plugin, live=base.live, runs=len(plans))
-        if base.live:
-            summary = await _run_live(base, registry, journal)
-        else:
-            results = await _simulate_all([plan for _, plan in plans], progress, scale)
-            if len(plans) == 1:
-                summary = _run_summary(base, results[0])
-            else:
-                summary = _sweep_summary(config, plans, results)
-        summary["wall_seconds"] = time.perf_counter() - started
-        if out_dir is not None:
-            for info in registry.infos("sink"):
-                path = info.cls().write(summary, Path(out_dir))
-                log.info("results_written", sink=info.name, path=str(path))
-        log.info("experiment_finished", wall_seconds=round(summary["wall_seconds"], 4))
+    log.info("experiment_started", seed=cfg.seed, replicas=1 if base.live else cfg.replicas, budget=cfg.problem.budget,
+             objective=cfg.problem.objective.value, policies=[p.label for p in base.policies],
+             source=base.source_cls.name, live=base.live, runs=len(plans))
+    return time.perf_counter()
+
+
+def _finished(summary: dict[str, Any], started: float, registry: Registry, out_dir: str | Path | None) -> dict[str, Any]:
+    """Stamp the wall time, let every result sink write ``summary`` to ``out_dir``, log the end."""
+    summary["wall_seconds"] = time.perf_counter() - started
+    if out_dir is not None:
+        for info in registry.infos("sink"):
+            path = info.cls().write(summary, Path(out_dir))
+            log.info("results_written", sink=info.name, path=str(path))
+    log.info("experiment_finished", wall_seconds=round(summary["wall_seconds"], 4))
     return summary
-
-
-async def _simulate_all(
-    plans: list[ExperimentPlan], progress: ProgressCallback | None, scale: ShardRunner | None
-) -> list[list[PolicyResult]]:
-    """Per plan, per policy results: in this process, or sharded by ``scale``."""
-    if scale is not None:
-        return await anyio.to_thread.run_sync(scale.run, plans)
-    results = []
-    for plan in plans:
-        cfg = plan.config
-        with structlog.contextvars.bound_contextvars(budget=cfg.problem.budget):
-            results.append(await simulate(plan, seed=cfg.seed, replicas=np.arange(cfg.replicas), progress=progress))
-    return results
 
 
 def _header(cfg: ExperimentConfig, replicas: int) -> dict[str, Any]:
@@ -145,6 +166,7 @@ async def _run_live(plan: ExperimentPlan, registry: Registry, journal: str | Pat
         session = LiveSession.from_plan(plan)
     else:
         session = LiveSession.open(journal=journal, config=plan.config, registry=registry)
+    session.experiment.add_listener(log_event)  # silent unless the application configured logging
     try:
         await session.run()
     finally:
@@ -169,18 +191,16 @@ def run_experiment(
 
     ``config`` is a TOML path or an :class:`~armlab.config.ExperimentConfig`; ``seed`` and
     ``replicas`` override the file; with ``out_dir`` every registered result sink writes its
-    file there; ``progress(label, done, total)`` is called as trials are dispatched.  A
-    config with a ``[sweep]`` runs once per value; its summary holds, per policy, the
-    final metric of each run (and the runs themselves under ``"runs"``).  ``scale`` (a
-    :class:`~armlab.orchestrator.shards.ShardRunner`) splits replicas into shards run on
-    worker processes or Dask; the numbers do not change.  A live experiment with ``journal``
+    file there; ``progress(label, done, total)`` is called as trials are dispatched (counted
+    over all runs of the experiment).  A config with a ``[sweep]`` runs once per value; its
+    summary holds, per policy, the final metric of each run (and the runs themselves under
+    ``"runs"``).  A simulated experiment runs in the calling thread, without an event loop;
+    ``scale`` (a :class:`~armlab.orchestrator.shards.ShardRunner`) spreads it over worker
+    processes or Dask, and the numbers do not change.  A live experiment with ``journal``
     (a SQLite file) records every event before acknowledging it and, if the journal exists,
     replays it and continues the run.  Mirrors ``armlab run``.
     """
-    return anyio.run(
-        lambda: run_experiment_async(
-            config, seed=seed, replicas=replicas, out_dir=out_dir, registry=registry, progress=progress,
-            scale=scale, journal=journal,
-        ),
-        backend="asyncio",
-    )
+    config, plans, registry = _resolve(config, seed, replicas, registry)
+    if plans[0][1].live:
+        return anyio.run(_live_experiment, plans[0][1], registry, out_dir, journal, backend="asyncio")
+    return _simulated_experiment(config, plans, registry, out_dir, progress, scale, journal)

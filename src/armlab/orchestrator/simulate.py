@@ -1,39 +1,46 @@
-"""Run every policy of a simulated experiment concurrently and aggregate their metrics."""
+"""Run the policies of a simulated experiment on a block of replicas, one after the other.
+
+This is the synchronous core of every Monte Carlo run: the runner calls it in this process,
+worker processes and Dask workers call it for their tasks (:mod:`armlab.orchestrator.tasks`).
+It logs nothing itself: what a block reaches (progress, checkpoints, a policy's end) goes
+to a :class:`BlockReporter`, and the collector of the run
+(:class:`~armlab.orchestrator.collect.Collector`) turns the reports of all blocks into
+progress calls and log lines.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-import anyio
 import numpy as np
-from anyio.abc import ObjectSendStream
 
-from armlab.log import get_logger
 from armlab.orchestrator.engine import Simulation, StepObserver
 from armlab.orchestrator.metrics import mean_and_stderr
 from armlab.plan import ExperimentPlan, PolicySpec
 from armlab.plugins.interfaces import RewardSource
-from armlab.problem import Objective
+from armlab.problem import Objective, Problem
 
-__all__ = ["PolicyResult", "ProgressCallback", "simulate"]
+__all__ = ["BlockReporter", "PolicyResult", "ProgressCallback", "simulate"]
 
-log = get_logger("armlab.orchestrator")
-
-#: Simulated steps between yields to the event loop (keeps sibling tasks responsive).
-STEPS_PER_YIELD = 64
+#: Simulated steps between two progress reports of a running policy.
+STEPS_PER_REPORT = 64
 
 
-@dataclass(frozen=True)
-class CheckpointEvent:
-    """Aggregated metrics of one policy at one checkpoint (sent to the collector)."""
+class BlockReporter(Protocol):
+    """Receives what the policies running on one block of replicas reach."""
 
-    label: str
-    trials: int
-    value: float
-    stderr: float | None
+    def progress(self, label: str, done: int) -> None:
+        """Policy ``label`` has dispatched ``done`` trials over the block's replicas."""
+
+    def checkpoint(self, label: str, index: int, trials: int, values: np.ndarray) -> None:
+        """Every replica of the block has passed checkpoint ``index`` (``trials`` trials);
+        ``values`` holds each replica's metric there (regret, or error for the other objectives)."""
+
+    def finished(self, label: str, trials: int, wall_seconds: float) -> None:
+        """Policy ``label`` is done on the block: ``trials`` dispatched in ``wall_seconds``."""
 
 
 @dataclass
@@ -48,7 +55,7 @@ class PolicyResult:
     stopped_at: np.ndarray
     extra: dict[str, Any]  # entries from step observers
     trials: int
-    wall_seconds: float  # seconds spent in this policy's own steps
+    wall_seconds: float  # seconds this policy ran (summed over replica blocks)
 
     def summary(self, objective: Objective, budget: int) -> dict[str, Any]:
         """This policy's entry of ``summary.json``."""
@@ -91,7 +98,8 @@ def allocator_entry(plan: ExperimentPlan, sim: Simulation) -> dict[str, Any]:
     return {"allocator": {"plugin": allocator.name, "params": allocator.params.model_dump(mode="json")}}
 
 
-#: Called as ``progress(label, trials_dispatched, trials_total)`` while a policy runs.
+#: Called as ``progress(label, done, total)`` while policy ``label`` runs: trials dispatched
+#: and to dispatch over all runs of the experiment (every value of a ``[sweep]``).
 ProgressCallback = Callable[[str, int, int], None]
 
 
@@ -102,75 +110,66 @@ def make_observers(plan: ExperimentPlan) -> list[StepObserver]:
     return [observer for found in plan.registry.pm.hook.armlab_step_observers(plan=plan) for observer in found]
 
 
-async def simulate(
+def simulate(
     plan: ExperimentPlan,
     *,
     seed: int,
     replicas: np.ndarray,
-    progress: ProgressCallback | None = None,
+    report: BlockReporter,
+    policies: Sequence[PolicySpec] | None = None,
 ) -> list[PolicyResult]:
-    """Run all policies of ``plan`` on ``replicas`` (global ids); one task per policy."""
-    checkpoints = plan.config.checkpoint_list()
+    """Run each policy of ``plan`` (or just ``policies``) on ``replicas`` (global ids), one
+    after the other.  They share the sources: a reward depends only on the seed, the replica,
+    the arm and its pull count, never on which policy asked first."""
     sources = prepare_sources(plan, replicas, seed)
     problems = [plan.problem(s, s.truth, b) for b, s in enumerate(sources)]
-    results: dict[str, PolicyResult] = {}
-    total = int(replicas.size) * plan.config.problem.budget
-    send, receive = anyio.create_memory_object_stream[CheckpointEvent](max_buffer_size=256)
+    return [
+        _run_policy(plan, spec, sources, problems, seed, replicas, report)
+        for spec in (plan.policies if policies is None else policies)
+    ]
 
-    async def run_policy(spec: PolicySpec, events: ObjectSendStream[CheckpointEvent]) -> None:
-        async with events:
-            busy = 0.0  # time spent in this policy's own steps (tasks interleave)
-            start = time.perf_counter()
-            sim = Simulation(
-                policy_factory=spec.create,
-                sources=sources,
-                problems=problems,
-                allocator=plan.create_allocator(spec),
-                feedback=plan.config.feedback,
-                seed=seed,
-                replicas=replicas,
-                checkpoints=checkpoints,
-                observers=make_observers(plan),
-            )
-            busy += time.perf_counter() - start
-            steps = 0
-            while not sim.finished:
-                start = time.perf_counter()
-                completed = sim.step()
-                busy += time.perf_counter() - start
-                for cp in completed:
-                    column = sim.cp_regret if problems[0].objective is Objective.REGRET else sim.cp_error
-                    mean, stderr = mean_and_stderr(column[:, cp.index : cp.index + 1])
-                    await events.send(CheckpointEvent(spec.label, cp.trials, mean[0], stderr[0]))
-                steps += 1
-                if steps % STEPS_PER_YIELD == 0:
-                    if progress is not None:
-                        progress(spec.label, int(sim.dispatched.sum()), total)
-                    await anyio.sleep(0)
-            results[spec.label] = PolicyResult(
-                label=spec.label,
-                spec=spec,
-                replicas=replicas,
-                cp_error=sim.cp_error,
-                cp_regret=sim.cp_regret,
-                stopped_at=sim.stopped_at,
-                extra={**allocator_entry(plan, sim),
-                       **{k: v for obs in sim.observers for k, v in obs.summary().items()}},
-                trials=int(sim.dispatched.sum()),
-                wall_seconds=busy,
-            )
-            if progress is not None:
-                progress(spec.label, total, total)
-            log.info("policy_finished", policy=spec.label, trials=results[spec.label].trials,
-                     wall_seconds=round(results[spec.label].wall_seconds, 4))
 
-    metric = "regret_mean" if problems[0].objective is Objective.REGRET else "error_rate"
-    async with anyio.create_task_group() as tg:
-        async with send:
-            for spec in plan.policies:
-                tg.start_soon(run_policy, spec, send.clone())
-        async with receive:
-            async for event in receive:
-                log.info("checkpoint", policy=event.label, trials=event.trials,
-                         **{metric: event.value, "stderr": event.stderr})
-    return [results[spec.label] for spec in plan.policies]
+def _run_policy(
+    plan: ExperimentPlan,
+    spec: PolicySpec,
+    sources: list[RewardSource],
+    problems: list[Problem],
+    seed: int,
+    replicas: np.ndarray,
+    report: BlockReporter,
+) -> PolicyResult:
+    """Step one policy's simulation to its end, reporting checkpoints and progress on the way."""
+    started = time.perf_counter()
+    sim = Simulation(
+        policy_factory=spec.create,
+        sources=sources,
+        problems=problems,
+        allocator=plan.create_allocator(spec),
+        feedback=plan.config.feedback,
+        seed=seed,
+        replicas=replicas,
+        checkpoints=plan.config.checkpoint_list(),
+        observers=make_observers(plan),
+    )
+    regret = problems[0].objective is Objective.REGRET
+    steps = 0
+    while not sim.finished:
+        for cp in sim.step():
+            metric = sim.cp_regret if regret else sim.cp_error
+            report.checkpoint(spec.label, cp.index, cp.trials, metric[:, cp.index])
+        steps += 1
+        if steps % STEPS_PER_REPORT == 0:
+            report.progress(spec.label, int(sim.dispatched.sum()))
+    result = PolicyResult(
+        label=spec.label,
+        spec=spec,
+        replicas=replicas,
+        cp_error=sim.cp_error,
+        cp_regret=sim.cp_regret,
+        stopped_at=sim.stopped_at,
+        extra={**allocator_entry(plan, sim), **{k: v for obs in sim.observers for k, v in obs.summary().items()}},
+        trials=int(sim.dispatched.sum()),
+        wall_seconds=time.perf_counter() - started,
+    )
+    report.finished(spec.label, result.trials, result.wall_seconds)
+    return result

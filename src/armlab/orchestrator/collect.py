@@ -1,0 +1,112 @@
+"""Gather what the tasks of a Monte Carlo run report into progress calls and log lines.
+
+A task runs one policy of one run (a ``[sweep]`` value) on one block of replicas, in this
+process or in a worker.  Its reports travel as plain messages (:class:`Relay`), so they
+read the same whether they were handed over in this process, sent through a queue or
+recorded on a Dask worker.  The :class:`Collector` of the run then
+
+* calls ``progress(label, done, total)`` with the trials of policy ``label`` over all its
+  runs and blocks;
+* logs one ``checkpoint`` line per run, policy and checkpoint once every block of that
+  policy has passed it, with the mean and standard error over all the run's replicas in
+  replica order: the same line however the replicas were split;
+* logs one ``policy_finished`` line per run and policy once all its blocks are done.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from armlab.log import get_logger
+from armlab.orchestrator.metrics import mean_and_stderr
+from armlab.orchestrator.simulate import ProgressCallback
+from armlab.orchestrator.tasks import Task
+from armlab.plan import ExperimentPlan
+from armlab.problem import Objective
+
+__all__ = ["Collector", "Relay"]
+
+log = get_logger("armlab.orchestrator")
+
+#: ``(run, start, kind, *arguments)``: one report of the block of run ``run`` starting at replica ``start``.
+Message = tuple[Any, ...]
+
+
+class Relay:
+    """The :class:`~armlab.orchestrator.simulate.BlockReporter` of one task: each report
+    becomes a message handed to ``send``."""
+
+    def __init__(self, send: Callable[[Message], Any], task: Task) -> None:
+        self._send = send
+        self._block = (task.run, task.start)
+
+    def progress(self, label: str, done: int) -> None:
+        self._send((*self._block, "progress", label, done))
+
+    def checkpoint(self, label: str, index: int, trials: int, values: np.ndarray) -> None:
+        self._send((*self._block, "checkpoint", label, index, trials, values))
+
+    def finished(self, label: str, trials: int, wall_seconds: float) -> None:
+        self._send((*self._block, "finished", label, trials, wall_seconds))
+
+
+class Collector:
+    """Aggregates the reports of ``tasks`` (over ``plans``, the runs) as the module says."""
+
+    def __init__(self, plans: Sequence[ExperimentPlan], tasks: Sequence[Task], progress: ProgressCallback | None) -> None:
+        self._plans = plans
+        self._callback = progress
+        self._width = {(t.run, plans[t.run].policies[t.policy].label, t.start): t.stop - t.start for t in tasks}
+        self._blocks = Counter((run, label) for run, label, _ in self._width)
+        self._totals: Counter[str] = Counter()
+        for plan in plans:
+            for spec in plan.policies:
+                self._totals[spec.label] += plan.config.replicas * plan.config.problem.budget
+        self._done: dict[tuple[int, str, int], int] = {}
+        self._label_done: Counter[str] = Counter()
+        self._columns: defaultdict[tuple[int, str, int], dict[int, np.ndarray]] = defaultdict(dict)
+        self._ends: defaultdict[tuple[int, str], list[tuple[int, float]]] = defaultdict(list)
+
+    def relay(self, task: Task) -> Relay:
+        """The reporter of ``task`` when it runs in this process."""
+        return Relay(self.receive, task)
+
+    def receive(self, message: Message) -> None:
+        """Take one report (from :class:`Relay`, wherever the task ran)."""
+        run, start, kind, label, *arguments = message
+        {"progress": self._progress, "checkpoint": self._checkpoint, "finished": self._finished}[kind](
+            run, start, label, *arguments
+        )
+
+    def _progress(self, run: int, start: int, label: str, done: int) -> None:
+        key = (run, label, start)
+        self._label_done[label] += done - self._done.get(key, 0)
+        self._done[key] = done
+        if self._callback is not None:
+            self._callback(label, self._label_done[label], self._totals[label])
+
+    def _checkpoint(self, run: int, start: int, label: str, index: int, trials: int, values: np.ndarray) -> None:
+        columns = self._columns[run, label, index]
+        columns[start] = values
+        if len(columns) < self._blocks[run, label]:
+            return
+        del self._columns[run, label, index]
+        merged = np.concatenate([columns[s] for s in sorted(columns)])
+        (mean,), (stderr,) = mean_and_stderr(merged[:, None])
+        plan = self._plans[run]
+        metric = "regret_mean" if plan.bandits[0].objective is Objective.REGRET else "error_rate"
+        log.info("checkpoint", policy=label, budget=plan.config.problem.budget, trials=trials,
+                 **{metric: mean, "stderr": stderr})
+
+    def _finished(self, run: int, start: int, label: str, trials: int, wall_seconds: float) -> None:
+        # a block that stopped early counts in full: its bar share is done
+        self._progress(run, start, label, self._width[run, label, start] * self._plans[run].config.problem.budget)
+        ends = self._ends[run, label]
+        ends.append((trials, wall_seconds))
+        if len(ends) == self._blocks[run, label]:
+            log.info("policy_finished", policy=label, budget=self._plans[run].config.problem.budget,
+                     trials=sum(t for t, _ in ends), wall_seconds=round(sum(w for _, w in ends), 4))

@@ -1,0 +1,86 @@
+"""Run the tasks of a Monte Carlo run on a Dask cluster: the way past one machine.
+
+Without a scheduler address a local cluster of ``workers`` processes (one thread each) is
+started for the run; with one, this process connects to that scheduler and gives up after
+``connect_timeout`` seconds with a message that says so.  Tasks travel as plan recipes
+(:mod:`armlab.orchestrator.portable`), so every Dask worker needs armlab and the plugins
+the experiment uses installed.  A task's reports are recorded where it runs and handed to
+the collector when it completes: progress advances task by task, and the numbers are those
+of a run in one process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from armlab.errors import ConfigError
+from armlab.orchestrator.collect import Collector, Message, Relay
+from armlab.orchestrator.portable import PlanRecipe, rebuild, recipe
+from armlab.orchestrator.tasks import Task, TaskOutput, run_task
+from armlab.plan import ExperimentPlan
+
+__all__ = ["DaskCluster"]
+
+
+class DaskCluster:
+    """A connection to a Dask cluster (started here when ``scheduler`` is None) for one run."""
+
+    def __init__(self, workers: int, scheduler: str | None, connect_timeout: float) -> None:
+        self._workers = workers
+        self._scheduler = scheduler
+        self._connect_timeout = connect_timeout
+        self._client: Any = None
+        self._cluster: Any = None
+
+    def __enter__(self) -> DaskCluster:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise ConfigError("executor 'dask' needs the optional dependency: pip install 'armlab[dask]'") from None
+        if self._scheduler is None:
+            self._cluster = LocalCluster(n_workers=self._workers, threads_per_worker=1, processes=True,
+                                         dashboard_address=None)
+            self._client = Client(self._cluster)
+            return self
+        try:
+            self._client = Client(self._scheduler, timeout=self._connect_timeout)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(
+                f"cannot reach the Dask scheduler at {self._scheduler!r} within {self._connect_timeout:g} s ({exc}): "
+                "check --scheduler (the address a running `dask scheduler` prints, e.g. tcp://host:8786), "
+                "or leave it out to start a local cluster"
+            ) from None
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    @property
+    def width(self) -> int:
+        """How many tasks the cluster runs at once (its worker threads; at least 1)."""
+        return max(1, sum(self._client.nthreads().values()))
+
+    def run(self, plans: Sequence[ExperimentPlan], tasks: Sequence[Task], collector: Collector) -> dict[Task, TaskOutput]:
+        """The output of every task, each run on the cluster."""
+        from distributed import as_completed
+
+        recipes = [recipe(plan) for plan in plans]
+        futures = {self._client.submit(_run_recorded, recipes[t.run], t, pure=False): t for t in tasks}
+        outputs = {}
+        for future in as_completed(futures):
+            output, messages = future.result()
+            for message in messages:
+                collector.receive(message)
+            outputs[futures[future]] = output
+        return outputs
+
+
+def _run_recorded(plan_recipe: PlanRecipe, task: Task) -> tuple[TaskOutput, list[Message]]:
+    """A Dask worker's part: run ``task`` and keep its reports for the collector."""
+    messages: list[Message] = []
+    output = run_task(rebuild(plan_recipe), task, Relay(messages.append, task))
+    return output, messages

@@ -1,0 +1,188 @@
+"""Run the tasks of a Monte Carlo run in this process and in worker processes.
+
+With ``workers = N``, this process starts ``N - 1`` worker processes and works too: each of
+them claims the next unclaimed task (a shared counter) until none is left, so a short task
+never waits behind a long one, and the workers' start-up (a fresh interpreter importing
+numpy and armlab, about a second) overlaps this process's first task.
+
+Workers are started with ``spawn``, from the calling thread: a fresh interpreter, not a
+copy of this process, so starting them is safe whatever threads this process runs (with
+``fork`` it is not, and Python 3.12 warns) and works alike on Linux, macOS and Windows.
+They rebuild the plans from their recipes (:mod:`armlab.orchestrator.portable`), reserve
+heap headroom as armlab's own processes do (:func:`~armlab.orchestrator.heap.apply_heap_setting`),
+and send through one queue their tasks' reports (:class:`~armlab.orchestrator.collect.Relay`),
+their log events and each task's output; this process takes them in between its own steps,
+so progress and checkpoint lines appear while the run goes on.  A script that runs
+experiments with workers must start them under ``if __name__ == "__main__":``, as ``spawn``
+imports the script again in each worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import queue
+import traceback
+from collections.abc import Iterator, Sequence
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import structlog
+
+from armlab.log import get_logger
+from armlab.orchestrator.collect import Collector, Message, Relay
+from armlab.orchestrator.heap import apply_heap_setting
+from armlab.orchestrator.portable import PlanRecipe, rebuild, recipe
+from armlab.orchestrator.tasks import Task, TaskOutput, run_task
+from armlab.plan import ExperimentPlan
+
+__all__ = ["run_locally"]
+
+log = get_logger("armlab.orchestrator")
+
+#: Seconds between checks that the workers are alive while this process waits for them.
+POLL_SECONDS = 0.2
+
+
+class WorkerTraceback(Exception):
+    """Where a task failed in a worker process (the cause of the error raised here)."""
+
+
+def run_locally(
+    plans: Sequence[ExperimentPlan], tasks: Sequence[Task], collector: Collector, workers: int
+) -> dict[Task, TaskOutput]:
+    """The output of every task, run by this process and ``workers - 1`` worker processes."""
+    helpers = min(workers, len(tasks)) - 1
+    if helpers <= 0:
+        return {task: run_task(plans[task.run], task, collector.relay(task)) for task in tasks}
+    recipes = [recipe(plan) for plan in plans]
+    context = multiprocessing.get_context("spawn")
+    claims = context.Value("q", 0)
+    outbox = context.Queue()
+    processes: list[BaseProcess] = []  # those started
+    inbox = _Inbox(outbox, collector, processes)
+
+    def send(message: Message) -> None:  # this process's reports, and meanwhile the workers'
+        collector.receive(message)
+        inbox.drain()
+
+    try:
+        for number in range(1, helpers + 1):
+            process = context.Process(target=_work, args=(recipes, tasks, claims, outbox),
+                                      name=f"armlab-worker-{number}", daemon=True)
+            process.start()
+            processes.append(process)
+        for index in _claimed(claims, len(tasks)):
+            task = tasks[index]
+            inbox.outputs[index] = run_task(plans[task.run], task, Relay(send, task))
+            inbox.drain()
+        while len(inbox.outputs) < len(tasks):
+            inbox.wait()
+    except BaseException:
+        for process in processes:
+            process.terminate()
+        raise
+    finally:
+        for process in processes:
+            process.join()
+    return {tasks[index]: output for index, output in inbox.outputs.items()}
+
+
+def _claimed(claims: Any, count: int) -> Iterator[int]:
+    """Task numbers claimed one at a time from the shared counter until none is left."""
+    while True:
+        with claims.get_lock():
+            index = claims.value
+            claims.value = index + 1
+        if index >= count:
+            return
+        yield index
+
+
+def _work(recipes: list[PlanRecipe], tasks: list[Task], claims: Any, outbox: Any) -> None:
+    """A worker process: claim and run tasks, sending everything to ``outbox``."""
+    apply_heap_setting()
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, _Forward(outbox)])
+    for index in _claimed(claims, len(tasks)):
+        task = tasks[index]
+        try:
+            report = Relay(lambda message: outbox.put(("report", message)), task)
+            output = run_task(rebuild(recipes[task.run]), task, report)
+        except BaseException as exc:
+            outbox.put(("failed", index, _sendable(exc), traceback.format_exc()))
+            return
+        outbox.put(("output", index, output))
+
+
+class _Forward:
+    """structlog processor of a worker: sends each event to this process's logger."""
+
+    def __init__(self, outbox: Any) -> None:
+        self._outbox = outbox
+
+    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+        self._outbox.put(("log", method, event))
+        raise structlog.DropEvent
+
+
+def _sendable(exc: BaseException) -> BaseException:
+    """``exc`` if it pickles (armlab's errors do), else a plain error with its text."""
+    try:
+        pickle.dumps(exc)
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+class _Inbox:
+    """What the workers sent: reports go to the collector, log events to the logger,
+    outputs to :attr:`outputs`, a failure is raised here."""
+
+    def __init__(self, outbox: Any, collector: Collector, processes: list[BaseProcess]) -> None:
+        self._outbox = outbox
+        self._collector = collector
+        self._processes = processes
+        self.outputs: dict[int, TaskOutput] = {}
+
+    def drain(self) -> None:
+        """Take in everything sent so far, without waiting."""
+        while True:
+            try:
+                message = self._outbox.get_nowait()
+            except queue.Empty:
+                return
+            self._take(message)
+
+    def wait(self) -> None:
+        """Take in the next message; raise if a worker died (or all ended) before it came."""
+        ended = all(p.exitcode is not None for p in self._processes)  # checked first: all they sent is queued
+        try:
+            message = self._outbox.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            for process in self._processes:
+                if process.exitcode not in (None, 0):
+                    raise RuntimeError(_died(process)) from None
+            if ended:
+                raise RuntimeError("the worker processes ended without sending every task's output") from None
+            return
+        self._take(message)
+
+    def _take(self, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == "output":
+            self.outputs[message[1]] = message[2]
+        elif kind == "log":
+            getattr(log, message[1])(**message[2])
+        elif kind == "report":
+            self._collector.receive(message[1])
+        else:  # "failed"
+            raise message[2] from WorkerTraceback(message[3])
+
+
+def _died(process: BaseProcess) -> str:
+    code = process.exitcode
+    assert code is not None
+    why = (f"killed by signal {-code}: if it ran out of memory, use fewer --workers" if code < 0 else
+           "its error is printed above; a script must start experiments with workers under "
+           "`if __name__ == \"__main__\":`, as each worker imports it again")
+    return f"worker process {process.name} died (exit code {code}) before finishing its tasks: {why}"
