@@ -2,13 +2,13 @@
 
     ARMLAB_TOKEN=... python examples/live/client.py --url http://127.0.0.1:8000 --clients 8
 
-Each worker loops: ``POST /ask`` (with an idempotency key, waiting for a free slot), a
-random latency standing in for the real trial, ``POST /tell``.  It survives a service
-restart: a request that fails for lack of a connection is retried with the same body, so a
-lost answer to /ask returns the same trial and a repeated /tell is a harmless duplicate.
-The simulated outcome of a trial is a pure function of (variant, pull), so the answers do
-not depend on timing.  ``--acks FILE`` appends one JSON line per acknowledged tell.
-Needs httpx (armlab's `live` extra).
+Each worker loops: ask for a trial (waiting for a free slot), a random latency standing in
+for the real trial, tell its reward.  The requests go through :class:`armlab.client.AsyncClient`,
+which survives a service restart: a request that gets no answer is retried (for up to
+``--give-up`` seconds) with the same idempotency key, so a lost answer to an ask returns the
+same trial and a repeated tell is a harmless duplicate.  The simulated outcome of a trial
+is a pure function of (variant, pull), so the answers do not depend on timing.
+``--acks FILE`` appends one JSON line per acknowledged tell.  Needs armlab's `live` extra.
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ import argparse
 import asyncio
 import hashlib
 import json
-import os
 import random
 import sys
-import time
 
-import httpx
+from armlab.client import AsyncClient, ExperimentStoppedError, NoTrialError
 
 RATES = {"A": 0.04, "B": 0.05, "C": 0.07}
 
@@ -34,45 +32,36 @@ def outcome(arm_name: str, pull: int, rates: dict[str, float] = RATES) -> float:
     return float(u < rates.get(arm_name, 0.5))
 
 
-class Client:
-    def __init__(self, url: str, token: str | None, give_up: float, acks: str | None) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.AsyncClient(base_url=url, headers=headers, timeout=10.0)
-        self.deadline = time.monotonic() + give_up
+class Client(AsyncClient):
+    """The service's client (``token`` None: ``$ARMLAB_TOKEN``), retrying an unreachable
+    service for ``give_up`` seconds per request, and counting (``told``) and logging
+    (``acks``) acknowledged tells."""
+
+    def __init__(self, url: str, token: str | None, give_up: float, acks: str | None, insecure: bool = False) -> None:
+        super().__init__(url, token, insecure=insecure, retries=None, deadline=give_up, max_backoff=0.5)
         self.acks = open(acks, "a", encoding="utf-8") if acks else None  # noqa: SIM115
         self.told = 0
 
-    async def call(self, path: str, body: dict) -> httpx.Response:
-        """POST, retrying while the service is unreachable (restarting), up to the deadline."""
+    async def worker(self, number: int, latency: float) -> None:
+        """Run trials until the experiment dispatches no more."""
+        rng = random.Random(number)
         while True:
             try:
-                return await self.http.post(path, json=body)
-            except httpx.TransportError:
-                if time.monotonic() > self.deadline:
-                    raise
-                await asyncio.sleep(0.05)
-
-    async def worker(self, number: int, latency: float) -> None:
-        rng = random.Random(number)
-        for n in range(10**9):
-            answer = await self.call("/ask", {"key": f"worker{number}-{n}", "wait": 5})
-            if answer.status_code == 409:
-                if answer.json()["state"] == "in_flight_full":
-                    continue
+                trial = await self.ask(wait=5)
+            except ExperimentStoppedError:
                 return  # budget spent, policy stopped or finished
-            answer.raise_for_status()
-            trial = answer.json()
+            except NoTrialError:
+                continue  # every slot still taken after 5 s
             await asyncio.sleep(rng.uniform(0, latency))
-            reward = outcome(trial["arm_name"], trial["pull"])
-            report = await self.call("/tell", {"trial_id": trial["trial_id"], "reward": reward})
-            report.raise_for_status()
+            reward = outcome(trial.arm_name, trial.pull)
+            report = await self.tell(trial.trial_id, reward)
             self.told += 1
             if self.acks is not None:
-                self.acks.write(json.dumps({"trial_id": trial["trial_id"], "reward": reward, **report.json()}) + "\n")
+                self.acks.write(json.dumps({"trial_id": trial.trial_id, "reward": reward, **report.model_dump()}) + "\n")
                 self.acks.flush()
 
     async def close(self) -> None:
-        await self.http.aclose()
+        await self.aclose()
         if self.acks is not None:
             self.acks.close()
 
@@ -84,15 +73,16 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="longest simulated trial, seconds")
     parser.add_argument("--give-up", type=float, default=60.0, help="seconds to keep retrying an unreachable service")
     parser.add_argument("--acks", help="append acknowledged tells to this JSON-lines file")
+    parser.add_argument("--insecure", action="store_true", help="send no token (a service started with --insecure)")
     args = parser.parse_args(argv)
-    client = Client(args.url, os.environ.get("ARMLAB_TOKEN"), args.give_up, args.acks)
+    client = Client(args.url, None, args.give_up, args.acks, insecure=args.insecure)
     try:
         await asyncio.gather(*(client.worker(i, args.latency) for i in range(args.clients)))
-        status = (await client.http.get("/status")).json()
+        status = await client.status()
     finally:
         await client.close()
-    print(f"told {client.told} rewards; service: {status['state']}, counts {status['counts']}, "
-          f"recommendation {status['recommendation']}")
+    print(f"told {client.told} rewards; service: {status.state}, counts {status.counts}, "
+          f"recommendation {status.recommendation}")
     return 0
 
 
