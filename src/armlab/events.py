@@ -17,7 +17,7 @@ Monte Carlo: per replica, since every replica is at the same checkpoint count).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = [
@@ -46,8 +46,12 @@ class ExperimentEvent:
     kind: ClassVar[str] = "event"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: ``{"event": kind, **fields}``."""
-        return {"event": self.kind, **asdict(self)}
+        """JSON-ready form: ``{"event": kind, **fields}`` (a shallow copy: field values are
+        numbers, strings and recommendation lists, never nested events)."""
+        out: dict[str, Any] = {"event": self.kind}
+        for name in self.__slots__:  # type: ignore[attr-defined]
+            out[name] = getattr(self, name)
+        return out
 
 
 #: Receives every event of an experiment, in the order the changes were applied.

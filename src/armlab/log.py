@@ -13,12 +13,14 @@ the experiment registers :func:`log_event` as a listener, and each event becomes
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any, TextIO
 
 import structlog
 
-from armlab.events import ExperimentEvent, ReportLate, TrialAbandoned, TrialFailed
+from armlab.errors import ConfigError
+from armlab.events import ExperimentEvent, ReportLate, TrialAbandoned, TrialDispatched, TrialFailed, TrialObserved
 
 __all__ = ["LibraryLogger", "configure_logging", "get_logger", "log_event"]
 
@@ -53,29 +55,50 @@ _events_log = structlog.get_logger("armlab.events")
 
 #: Events that mean a trial gave no usable reward: logged as warnings.
 _WARNINGS = (TrialFailed, TrialAbandoned, ReportLate)
+#: One line per trial: logged at debug level (``ARMLAB_LOG_LEVEL=debug``), so a busy service
+#: does not spend most of its time writing them; ``/events`` streams them all.
+_PER_TRIAL = (TrialDispatched, TrialObserved)
+#: The logger class :func:`configure_logging` installed when it filters out debug lines: while
+#: it is the configured one, per-trial events are skipped before any line is built.
+_quiet_wrapper: type | None = None
 
 
 def log_event(event: ExperimentEvent) -> None:
     """Listener that writes ``event`` as one structured log line (``event.to_dict()``).
 
-    Failed and abandoned trials and late reports are warnings; every other event is info.
+    Failed and abandoned trials and late reports are warnings, dispatched and observed trials
+    debug, every other event (eliminations, recommendation changes, checkpoints, stops) info.
     Silent, like every armlab logger, until the application configured structlog.
     """
     if not structlog.is_configured():  # checked first: building the fields costs more than the check
         return
-    write = _events_log.warning if isinstance(event, _WARNINGS) else _events_log.info
+    if isinstance(event, _PER_TRIAL):
+        if _quiet_wrapper is not None and structlog.get_config()["wrapper_class"] is _quiet_wrapper:
+            return
+        write = _events_log.debug
+    else:
+        write = _events_log.warning if isinstance(event, _WARNINGS) else _events_log.info
     write(**event.to_dict())
 
 
 def configure_logging(
-    *, stream: TextIO | None = None, json: bool | None = None, level: str = "info"
+    *, stream: TextIO | None = None, json: bool | None = None, level: str | None = None
 ) -> None:
     """Send armlab's structlog events to ``stream`` (default stderr).
 
     ``json=None`` picks JSON lines when the stream is not a terminal and a readable console
-    format when it is.  Events carry the bound context (experiment, policy, trial, arm...).
+    format when it is.  ``level=None`` reads ``ARMLAB_LOG_LEVEL`` (default ``info``; ``debug``
+    adds a line per dispatched and observed trial).  Events carry the bound context
+    (experiment, policy, trial, arm...).
     """
     stream = stream or sys.stderr
+    global _quiet_wrapper
+    level = level or os.environ.get("ARMLAB_LOG_LEVEL", "info")
+    number = logging.getLevelName(level.upper())
+    if not isinstance(number, int):
+        raise ConfigError(f"ARMLAB_LOG_LEVEL={level!r} is not a log level; use debug, info, warning or error")
+    wrapper = structlog.make_filtering_bound_logger(number)
+    _quiet_wrapper = wrapper if number > logging.DEBUG else None
     if json is None:
         json = not (hasattr(stream, "isatty") and stream.isatty())
     renderer = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
@@ -87,7 +110,7 @@ def configure_logging(
             structlog.processors.dict_tracebacks,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        wrapper_class=wrapper,
         logger_factory=structlog.WriteLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )

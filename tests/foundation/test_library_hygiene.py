@@ -6,11 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from armlab.events import ReportLate, TrialDispatched, TrialFailed
-from armlab.log import get_logger, log_event
+from armlab.errors import ConfigError
+from armlab.events import ExperimentStopped, ReportLate, TrialDispatched, TrialFailed
+from armlab.log import configure_logging, get_logger, log_event
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,8 +42,25 @@ def test_log_event_writes_the_event_fields_with_a_level_by_kind(capsys):
         log_event(TrialDispatched(trial=0, bandit=0, arm=2, pull=0))
         log_event(TrialFailed(trial=0, bandit=0, arm=2, reason="timed out"))
         log_event(ReportLate(trial=0, bandit=0, arm=2, reward=0.5))
+        log_event(ExperimentStopped(reason="budget", trials=10))
     assert logs == [
-        {"event": "trial_dispatched", "trial": 0, "bandit": 0, "arm": 2, "pull": 0, "log_level": "info"},
+        {"event": "trial_dispatched", "trial": 0, "bandit": 0, "arm": 2, "pull": 0, "log_level": "debug"},
         {"event": "trial_failed", "trial": 0, "bandit": 0, "arm": 2, "reason": "timed out", "log_level": "warning"},
         {"event": "report_late", "trial": 0, "bandit": 0, "arm": 2, "reward": 0.5, "log_level": "warning"},
+        {"event": "experiment_stopped", "reason": "budget", "trials": 10, "log_level": "info"},
     ]
+
+
+def test_the_log_level_comes_from_the_environment(tmp_path, monkeypatch):
+    path = tmp_path / "log.jsonl"
+    for level, lines in (("info", 1), ("debug", 2)):
+        monkeypatch.setenv("ARMLAB_LOG_LEVEL", level)
+        with open(path, "w", encoding="utf-8") as stream:
+            configure_logging(stream=stream, json=True)
+            log_event(TrialDispatched(trial=0, bandit=0, arm=2, pull=0))
+            log_event(ExperimentStopped(reason="budget", trials=1))
+        assert len(path.read_text().splitlines()) == lines
+    monkeypatch.setenv("ARMLAB_LOG_LEVEL", "chatty")
+    with pytest.raises(ConfigError, match="ARMLAB_LOG_LEVEL='chatty' is not a log level"):
+        configure_logging(stream=None)
+    structlog.reset_defaults()

@@ -180,7 +180,7 @@ async def test_event_stream_and_clean_stop(tmp_path, live):
     assert unauthorized.status_code == 401
     assert code == 0 and "thompson: running; 1 dispatched, 1 completed" in last_line
     logged = [json.loads(line)["event"] for line in Path(str(journal) + ".log").read_text().splitlines()]
-    assert logged[:2] == ["journal_created", "trial_dispatched"] and "trial_observed" in logged
+    assert logged[0] == "journal_created" and "trial_observed" not in logged  # per-trial lines: debug level
 
 
 STOPPING_CONFIG = """

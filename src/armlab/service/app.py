@@ -310,7 +310,8 @@ def create_app(
     app.state.service = service
     bearer = HTTPBearer(auto_error=False, description="the service's token (ARMLAB_TOKEN or --token-file)")
 
-    def authorized(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+    async def authorized(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+        # async: a plain function would be run in a worker thread for every request
         if token is None:
             return
         if credentials is None or not token_matches(token, credentials.credentials):
