@@ -410,6 +410,22 @@ def test_a_deadline_bounds_unlimited_retries():
     assert len({request.content for request in calls}) == 1  # every try carried the same key
 
 
+def test_an_ask_refused_at_once_is_not_repeated_in_a_busy_loop():
+    """A service whose source runs its own trials refuses every ask at once, state and all."""
+    asks = []
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        asks.append(request)
+        return httpx.Response(409, json={"detail": "source 'command' runs its own trials", "state": "in_flight_full"},
+                              headers={"Retry-After": "1"})
+
+    with Client("http://armlab.test", TOKEN, transport=httpx.MockTransport(refuse)) as client, pytest.raises(
+        NoTrialError, match="runs its own trials"
+    ):
+        client.ask(wait=0.3)
+    assert 2 <= len(asks) <= 3  # asked again after a pause, not thousands of times
+
+
 STREAM = (
     ": connected\n\n"
     'event: trial_dispatched\ndata: {"id": 1, "event": "trial_dispatched", "trial": 0, "bandit": 0, "arm": 2, '

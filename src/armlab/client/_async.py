@@ -59,12 +59,15 @@ class AsyncClient(p.ClientBase):
         key = p.new_key() if key is None else key
         until = time.monotonic() + wait
         while True:
-            left = max(0.0, until - time.monotonic())
+            sent_at = time.monotonic()
+            held = min(max(0.0, until - sent_at), p.MAX_SERVER_WAIT)
             try:
-                return await self._send(p.ask_call(key, min(left, p.MAX_SERVER_WAIT)))
+                return await self._send(p.ask_call(key, held))
             except NoTrialError as exc:
-                if exc.state != "in_flight_full" or time.monotonic() >= until:
+                delay = p.next_ask_delay(exc, until, sent_at, held)
+                if delay is None:
                     raise
+            await anyio.sleep(delay)
 
     async def ask_many(self, count: int, keys: list[str] | None = None) -> AskBatchOut:
         """Up to ``count`` trials in one request (see :meth:`Client.ask_many`)."""

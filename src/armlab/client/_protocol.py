@@ -181,6 +181,18 @@ def ask_call(key: str, wait: float) -> Call[TrialOut]:
     return Call("POST", "/ask", TrialOut.model_validate, {"key": key, "wait": wait}, _ASK_ERRORS, held=wait)
 
 
+def next_ask_delay(refusal: NoTrialError, until: float, sent_at: float, held: float) -> float | None:
+    """After an ask refused with ``refusal``: None to raise it, else seconds to wait before
+    asking again.  Only ``in_flight_full`` before ``until`` (monotonic) is asked again: at
+    once when the service held the ask the ``held`` seconds asked for, else after up to a
+    second (its Retry-After), so that a service answering at once (one whose source runs
+    its own trials) is not asked in a busy loop."""
+    now = time.monotonic()
+    if refusal.state != "in_flight_full" or now >= until:
+        return None
+    return 0.0 if now - sent_at >= held else min(1.0, until - now)
+
+
 def ask_many_call(count: int, keys: list[str] | None) -> Call[AskBatchOut]:
     if not 1 <= count <= MAX_BATCH:
         raise ValueError(f"count must be between 1 and {MAX_BATCH}, not {count}")

@@ -70,12 +70,15 @@ class Client(p.ClientBase):
         key = p.new_key() if key is None else key
         until = time.monotonic() + wait
         while True:
-            left = max(0.0, until - time.monotonic())
+            sent_at = time.monotonic()
+            held = min(max(0.0, until - sent_at), p.MAX_SERVER_WAIT)
             try:
-                return self._send(p.ask_call(key, min(left, p.MAX_SERVER_WAIT)))
+                return self._send(p.ask_call(key, held))
             except NoTrialError as exc:
-                if exc.state != "in_flight_full" or time.monotonic() >= until:
+                delay = p.next_ask_delay(exc, until, sent_at, held)
+                if delay is None:
                     raise
+            time.sleep(delay)
 
     def ask_many(self, count: int, keys: list[str] | None = None) -> AskBatchOut:
         """Up to ``count`` trials (at most 1000) in one request: ``.trials`` and the state
