@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from armlab.cli import cli
-from armlab.orchestrator.journal import Journal, JournalCorrupted, JournalError, salvage
+from armlab.orchestrator.journal import Journal, JournalCorrupted, JournalError
+from armlab.orchestrator.journal_repair import salvage
 from armlab.orchestrator.live_types import Event
 from armlab.orchestrator.session import LiveSession
 from armlab.service.app import create_app
@@ -125,6 +126,19 @@ def test_a_damaged_write_ahead_log_is_refused_not_silently_cut(tmp_path):
         Journal.open(path)
     kept = salvage(path, tmp_path / "new.sqlite")
     assert 0 <= kept < 200
+
+
+def test_a_cut_write_ahead_log_is_refused(tmp_path):
+    """A log cut at a frame boundary looks like a crash to SQLite; the tail marker knows better."""
+    path = tmp_path / "j.sqlite"
+    _crash_after_batches(path, 40)
+    wal = tmp_path / "j.sqlite-wal"
+    data = wal.read_bytes()
+    page = int.from_bytes(data[8:12], "big")
+    wal.write_bytes(data[: 32 + 10 * (24 + page)])  # the first ten frames only
+    with pytest.raises(JournalCorrupted, match=r"holds \d+ events but committed 200") as err:
+        Journal.open(path)
+    assert 0 <= err.value.good < 200
 
 
 def test_a_crash_leaves_a_log_that_opens_with_every_committed_event(tmp_path):

@@ -6,10 +6,12 @@ A journal holds the experiment's configuration and seed (table ``meta``) and eve
 ``synchronous=FULL``: in WAL mode that fsyncs the write-ahead log on every commit, so an
 event that was acknowledged survives a crash of the process or of the machine.
 
-A journal is **two files**: ``NAME`` and, while it is in use or after a crash, ``NAME-wal``
-(the write-ahead log, which holds the newest events until SQLite copies them into ``NAME``).
-Copy both, or use ``armlab journal backup`` (SQLite's backup API) on a journal no process
-is using.  At a clean close the log is copied into the main file and removed.
+A journal is ``NAME`` and, while it is in use or after a crash, ``NAME-wal`` (the
+write-ahead log, which holds the newest events until SQLite copies them into ``NAME``), with
+a small marker ``NAME-tail`` (the last committed event).  Copy all of them, or use
+``armlab journal backup`` (SQLite's backup API, one file) on a journal no process is using.
+At a clean close the log is copied into the main file and removed; SQLite also copies it
+whenever it passes 1000 pages.
 
 What is checked, and when:
 
@@ -17,15 +19,18 @@ What is checked, and when:
   starting from a hash of the journal's meta data, and rows are numbered 1, 2, 3...
   Reading the events (replay) recomputes the chain: a changed, removed or reordered event,
   or changed meta data, raises :class:`JournalCorrupted` naming the last good event.
-* **A lost write-ahead log.**  ``meta.state`` is ``open`` while a process uses the journal
-  and ``closed`` after a clean close; a journal that was not closed cleanly and has no
-  ``-wal`` file was copied or moved without it, and is refused.
+* **A lost, cut or damaged write-ahead log.**  ``meta.state`` is ``open`` while a process
+  uses the journal and ``closed`` after a clean close; a journal that was not closed cleanly
+  and has neither its ``-wal`` file nor its marker was copied or moved without them, and is
+  refused.  A damaged log
+  frame that hides later commits, and a journal holding fewer events than its tail marker
+  ``NAME-tail`` says were committed, are refused too (:mod:`.journal_integrity`).
 * **Damaged pages.**  SQLite's own errors while reading are reported the same way.
 * **The file itself.**  Before each write the journal checks that its path still names
   the file it opened, so a journal deleted or replaced while in use stops the writer instead
   of acknowledging results written to an unlinked file.
 
-``armlab journal salvage`` copies the readable, verified prefix of a damaged journal into
+``armlab journal salvage`` (:mod:`.journal_repair`) copies the readable, verified prefix of a damaged journal into
 a new one.  Creation is atomic (written under a temporary name, then renamed), so a crash
 while creating leaves no half-made journal.  The schema guards the invariants: one dispatch
 per trial, at most one outcome per trial, one late report per trial, one trial per
@@ -36,7 +41,6 @@ dies, even by ``kill -9``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -48,8 +52,15 @@ from types import TracebackType
 from typing import Any, Self
 
 from armlab._version import __version__
-from armlab.errors import ArmlabError
 from armlab.log import get_logger
+from armlab.orchestrator.journal_integrity import (
+    JournalCorrupted,
+    JournalError,
+    TailMarker,
+    genesis,
+    link,
+    refuse_a_damaged_log,
+)
 from armlab.orchestrator.live_types import Event
 
 __all__ = ["FORMAT_VERSION", "Journal", "JournalCorrupted", "JournalError"]
@@ -83,33 +94,6 @@ CREATE UNIQUE INDEX one_trial_per_key ON events (key) WHERE key IS NOT NULL
 _COLUMNS = "seq, kind, trial, arm, bandit, reward, reason, key, at, chain"
 
 
-class JournalError(ArmlabError):
-    """A journal cannot be created, opened or written (the message says which file and why)."""
-
-
-class JournalCorrupted(JournalError):
-    """A journal's content does not verify; ``good`` is the number of events that do."""
-
-    def __init__(self, message: str, good: int) -> None:
-        super().__init__(message)
-        self.good = good
-
-
-def _link(previous: str, seq: int, event: Event) -> str:
-    """The chain value of event number ``seq`` after ``previous`` (floats written exactly)."""
-    reward = None if event.reward is None else float(event.reward).hex()
-    fields = [seq, event.kind, event.trial, event.arm, event.bandit, reward, event.reason, event.key,
-              float(event.at).hex()]
-    text = previous + json.dumps(fields, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _genesis(meta: Mapping[str, str]) -> str:
-    """The chain's start: a hash of the meta data written at creation (state excluded)."""
-    fixed = sorted((k, v) for k, v in meta.items() if k != "state")
-    return hashlib.sha256(json.dumps(fixed).encode()).hexdigest()[:32]
-
-
 class Journal:
     """An open journal file.  Use :meth:`create` or :meth:`open`, and close it when done.
 
@@ -123,6 +107,7 @@ class Journal:
         self._lock = threading.Lock()
         self._identity = _identity(path)
         self._seq, self._chain = self._tail()
+        self.tail = TailMarker(path)
 
     def __repr__(self) -> str:
         return f"Journal({str(self.path)!r}, events={self._seq})"
@@ -155,6 +140,7 @@ class Journal:
             finally:
                 db.close()  # the write-ahead log is folded in and removed
             _fsync(temporary)
+            TailMarker(path).remove()  # a stale marker of an earlier journal of that name
             os.rename(temporary, path)
             _fsync(path.parent)
         except (OSError, sqlite3.Error) as exc:
@@ -186,19 +172,28 @@ class Journal:
                 f"journal {str(path)!r} has format {version!r}; this armlab reads formats 1 and "
                 f"{FORMAT_VERSION} (a newer armlab wrote it: resume it with that version)"
             )
-        if meta.get("state") == '"open"' and not wal_present:
+        if meta.get("state") == '"open"' and not wal_present and TailMarker(path).read() is None:
+            # (with its marker, the marker decides: SQLite may have folded the log in at a close
+            # that could not mark the journal closed, e.g. on a full disk)
             db.close()
             raise JournalCorrupted(
                 f"journal {str(path)!r} was not closed cleanly and its write-ahead log {str(path)!r}-wal is "
-                "missing, so its newest events are lost (a journal is two files: copy both, or use "
+                "missing, so its newest events are lost (copy a journal with its -wal file, or use "
                 "`armlab journal backup`); `armlab journal salvage` keeps what the main file holds",
                 good=0,
             )
         if wal_present:
-            _refuse_a_damaged_log(db, path)
+            refuse_a_damaged_log(db, path)
         if version == 1:
-            _migrate_from_1(db, path)
+            from armlab.orchestrator.journal_repair import migrate_from_1  # once per old journal
+
+            migrate_from_1(db, path)
         journal = cls(path, db)
+        try:
+            journal.tail.check(path, journal._seq, journal._chain_at)
+        except JournalCorrupted:
+            db.close()
+            raise
         journal._set_state("open")
         with journal._lock:  # into the main file, so a copy of it alone is known to be incomplete
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -226,7 +221,7 @@ class Journal:
             if seq != expected:
                 raise self._damaged(f"is missing event {expected} (the next stored is {seq}); the last good "
                                     f"event is {last}", expected - 1)
-            chain = _link(chain, seq, event)
+            chain = link(chain, seq, event)
             if chain != stored:
                 raise self._damaged(f"event {seq} ({kind} of trial {trial}) was changed after it was written; "
                                     f"the last good event is {last}", seq - 1)
@@ -265,7 +260,11 @@ class Journal:
 
     def _genesis(self) -> str:
         with self._lock:
-            return _genesis(dict(self._db.execute("SELECT key, value FROM meta").fetchall()))
+            return genesis(dict(self._db.execute("SELECT key, value FROM meta").fetchall()))
+
+    def _chain_at(self, seq: int) -> str | None:
+        row = self._db.execute("SELECT chain FROM events WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else row[0]
 
     def _tail(self) -> tuple[int, str]:
         try:
@@ -288,7 +287,7 @@ class Journal:
             seq, chain, rows = self._seq, self._chain, []
             for e in events:
                 seq += 1
-                chain = _link(chain, seq, e)
+                chain = link(chain, seq, e)
                 rows.append((seq, e.kind, e.trial, e.arm, e.bandit, e.reward, e.reason, e.key, e.at, chain))
             try:
                 with self._db:
@@ -297,6 +296,7 @@ class Journal:
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {str(self.path)!r}: cannot write {len(rows)} event(s): {exc}") from exc
             self._seq, self._chain = seq, chain
+            self.tail.write(seq, chain)
 
     def _check_identity(self) -> None:
         if _identity(self.path) != self._identity:
@@ -323,6 +323,7 @@ class Journal:
         finally:
             with self._lock:
                 self._db.close()
+                self.tail.close()
 
     def backup(self, target: str | Path) -> Path:
         """Copy this journal into the new file ``target`` with SQLite's backup API (one file)."""
@@ -347,81 +348,6 @@ class Journal:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-
-def salvage(source: str | Path, target: str | Path) -> int:
-    """Copy the verified prefix of the (damaged) journal ``source`` into a new journal
-    ``target``; return how many events were kept.  ``source`` is only read."""
-    source = Path(source)
-    db = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    try:
-        meta = {key: json.loads(value) for key, value in db.execute("SELECT key, value FROM meta")}
-    except sqlite3.DatabaseError as exc:
-        db.close()
-        raise JournalError(f"{str(source)!r}: its meta data cannot be read ({exc}); nothing to salvage") from None
-    reader = Journal(source, db)
-    kept: list[Event] = []
-    try:
-        for event in reader.events():
-            kept.append(event)
-    except JournalCorrupted:
-        pass
-    finally:
-        db.close()
-    created = {k: v for k, v in meta.items() if k not in ("format", "armlab_version", "created_at", "state")}
-    with Journal.create(target, {**created, "salvaged_from": str(source)}) as journal:
-        journal.append_many(kept)
-    return len(kept)
-
-
-def _migrate_from_1(db: sqlite3.Connection, path: Path) -> None:
-    """Format 1 had one bandit and no chain: rebuild the events table in one transaction."""
-    old = db.execute("SELECT kind, trial, arm, reward, reason, key, at FROM events ORDER BY seq").fetchall()
-    with db:
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("DROP TABLE events")
-        for statement in _SCHEMA.split(";")[1:]:
-            db.execute(statement)
-        db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT_VERSION),))
-        db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('state', '\"closed\"')")
-        chain = _genesis(dict(db.execute("SELECT key, value FROM meta").fetchall()))
-        for seq, (kind, trial, arm, reward, reason, key, at) in enumerate(old, start=1):
-            chain = _link(chain, seq, Event(kind, trial, arm, 0, reward=reward, reason=reason, key=key, at=at))
-            db.execute(f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
-                       (seq, kind, trial, arm, reward, reason, key, at, chain))
-    log.info("journal_migrated", path=str(path), from_format=1, to_format=FORMAT_VERSION, events=len(old))
-
-
-def _refuse_a_damaged_log(db: sqlite3.Connection, path: Path) -> None:
-    """Raise when the write-ahead log holds committed transactions SQLite had to skip.
-
-    SQLite reads the log up to its first frame whose checksum fails and ignores the rest: a
-    damaged frame silently drops every later commit.  After a crash the last frames may be
-    torn (a transaction that was never acknowledged), so only a commit frame of the log's
-    current generation (its salt values) that lies past the frames SQLite uses *and* is
-    followed by further frames counts as lost.  A log cut exactly at a frame boundary looks
-    like an earlier crash and cannot be told apart.
-    """
-    used = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]  # frames SQLite accepted
-    data = Path(f"{path}-wal").read_bytes()
-    if used < 0 or len(data) < 32:
-        return
-    page_size, salts = int.from_bytes(data[8:12], "big"), data[16:24]
-    size = 24 + page_size
-    frames = (len(data) - 32) // size
-    lost = [
-        i for i in range(used, frames - 1)
-        if data[32 + i * size + 8 : 32 + i * size + 16] == salts
-        and int.from_bytes(data[32 + i * size + 4 : 32 + i * size + 8], "big") != 0  # a commit frame
-    ]
-    if lost:
-        db.close()
-        raise JournalCorrupted(
-            f"journal {str(path)!r}: its write-ahead log {str(path)!r}-wal is damaged at frame {used + 1}, and "
-            f"{len(lost)} committed transaction(s) after it cannot be read; resuming would drop acknowledged "
-            "events.  Restore both files from a backup, or `armlab journal salvage` the readable part",
-            good=0,
-        )
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -461,3 +387,4 @@ def _connect(path: Path) -> sqlite3.Connection:
         db.close()
         raise JournalError(f"journal {str(path)!r}: the file system does not support SQLite's WAL mode")
     return db
+

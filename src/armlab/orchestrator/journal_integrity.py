@@ -1,0 +1,142 @@
+"""Integrity checks of a journal: the event chain, the write-ahead log, the tail marker.
+
+* **The chain.**  Every event row carries ``chain = sha256(previous chain, event)``,
+  starting from a hash of the meta data written at creation (:func:`genesis`), so a
+  changed, removed or reordered event is found when the events are read.
+* **The write-ahead log.**  SQLite reads ``NAME-wal`` up to its first frame whose checksum
+  fails and silently ignores the rest; :func:`refuse_a_damaged_log` finds committed
+  transactions past that point.
+* **The tail marker.**  ``NAME-tail`` holds the number and chain value of the last
+  committed event, rewritten (not fsynced) after each commit.  It is never ahead of what is
+  durable, so a journal that holds fewer events than its marker lost its tail (a cut or
+  lost write-ahead log) and is refused.  A journal copied without its marker is not checked
+  this way; ``armlab journal backup`` makes a complete copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from armlab.errors import ArmlabError
+from armlab.orchestrator.live_types import Event
+
+__all__ = ["JournalCorrupted", "JournalError", "TailMarker", "genesis", "link", "refuse_a_damaged_log"]
+
+
+class JournalError(ArmlabError):
+    """A journal cannot be created, opened or written (the message says which file and why)."""
+
+
+class JournalCorrupted(JournalError):
+    """A journal's content does not verify; ``good`` is the number of events that do."""
+
+    def __init__(self, message: str, good: int) -> None:
+        super().__init__(message)
+        self.good = good
+
+
+def link(previous: str, seq: int, event: Event) -> str:
+    """The chain value of event number ``seq`` after ``previous`` (floats written exactly)."""
+    reward = None if event.reward is None else float(event.reward).hex()
+    fields = [seq, event.kind, event.trial, event.arm, event.bandit, reward, event.reason, event.key,
+              float(event.at).hex()]
+    text = previous + json.dumps(fields, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def genesis(meta: Mapping[str, str]) -> str:
+    """The chain's start: a hash of the meta data written at creation (state excluded)."""
+    fixed = sorted((k, v) for k, v in meta.items() if k != "state")
+    return hashlib.sha256(json.dumps(fixed).encode()).hexdigest()[:32]
+
+
+
+
+class TailMarker:
+    """``NAME-tail``: the number and chain value of the journal's last committed event."""
+
+    def __init__(self, journal_path: Path) -> None:
+        self.path = Path(f"{journal_path}-tail")
+        self._fd: int | None = None
+
+    def read(self) -> tuple[int, str] | None:
+        """The marker's (number, chain), or None when there is no (readable) marker."""
+        try:
+            seq, chain = self.path.read_text(encoding="ascii").split()
+            return int(seq), chain
+        except (OSError, ValueError):
+            return None
+
+    def write(self, seq: int, chain: str) -> None:
+        """Record the last committed event (after its commit; a page-cache write, no fsync)."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        text = f"{seq} {chain}\n".encode("ascii").ljust(64)  # fixed width: one write, no truncate
+        os.pwrite(self._fd, text, 0)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def check(self, path: Path, seq: int, chain_at: Callable[[int], str | None]) -> None:
+        """Raise unless the journal (``seq`` events; ``chain_at(n)`` the chain of event n)
+        holds the marker's event unchanged."""
+        marked = self.read()
+        if marked is None or marked[0] == 0:
+            return
+        n, chain = marked
+        if seq < n:
+            raise JournalCorrupted(
+                f"journal {str(path)!r} holds {seq} events but committed {n}: events {seq + 1}..{n} are lost "
+                f"(its write-ahead log {str(path)!r}-wal was cut, lost or replaced); the last good event is {seq}. "
+                "Restore both files from a backup, or `armlab journal salvage` the readable part",
+                good=seq,
+            )
+        if chain_at(n) != chain:
+            raise JournalCorrupted(
+                f"journal {str(path)!r}: event {n} differs from the one committed (its files were replaced or "
+                "mixed with another journal's)", good=0,
+            )
+
+
+def refuse_a_damaged_log(db: sqlite3.Connection, path: Path) -> None:
+    """Raise when the write-ahead log holds committed transactions SQLite had to skip.
+
+    SQLite reads the log up to its first frame whose checksum fails and ignores the rest: a
+    damaged frame silently drops every later commit.  After a crash the last frames may be
+    torn (a transaction that was never acknowledged), so only a commit frame of the log's
+    current generation (its salt values) that lies past the frames SQLite uses *and* is
+    followed by further frames counts as lost.  A log cut exactly at a frame boundary looks
+    like an earlier crash and cannot be told apart.
+    """
+    used = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]  # frames SQLite accepted
+    data = Path(f"{path}-wal").read_bytes()
+    if used < 0 or len(data) < 32:
+        return
+    page_size, salts = int.from_bytes(data[8:12], "big"), data[16:24]
+    size = 24 + page_size
+    frames = (len(data) - 32) // size
+    lost = [
+        i for i in range(used, frames - 1)
+        if data[32 + i * size + 8 : 32 + i * size + 16] == salts
+        and int.from_bytes(data[32 + i * size + 4 : 32 + i * size + 8], "big") != 0  # a commit frame
+    ]
+    if lost:
+        db.close()
+        raise JournalCorrupted(
+            f"journal {str(path)!r}: its write-ahead log {str(path)!r}-wal is damaged at frame {used + 1}, and "
+            f"{len(lost)} committed transaction(s) after it cannot be read; resuming would drop acknowledged "
+            "events.  Restore both files from a backup, or `armlab journal salvage` the readable part",
+            good=0,
+        )
+
+
