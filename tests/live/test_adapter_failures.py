@@ -37,10 +37,11 @@ async def pull(source, trial=TRIAL):
         return await source.pull(trial)
 
 
-def armlab_run(tmp_path: Path, module: str, source: str = "") -> str:
+def armlab_run(tmp_path: Path, module: str, source: str = "", status: int = 0) -> str:
     """The output of ``armlab run --journal`` on a callback experiment (budget 6, 2 in flight):
     ``module`` is the callback's code, ``source`` extra lines of the [source] table.  Fails the
-    test unless the run exits with status 0 within 60 s (a liveness bound)."""
+    test unless the run exits with ``status`` within 60 s (a liveness bound); a run in which
+    every trial failed exits with 2."""
     (tmp_path / "pipeline.py").write_text(module)
     config = tmp_path / "experiment.toml"
     config.write_text(
@@ -56,8 +57,8 @@ def armlab_run(tmp_path: Path, module: str, source: str = "") -> str:
         )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"armlab run did not exit within 60 s; output so far:\n{exc.stdout}\n{exc.stderr}")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
+    assert result.returncode == status, result.stderr[-3000:]
+    return result.stdout + result.stderr
 
 
 # -- callbacks raising what ends programs -------------------------------------------------------
@@ -103,7 +104,8 @@ async def test_system_exit_and_keyboard_interrupt_from_the_function_fail_the_tri
 @pytest.mark.timeout(120)
 def test_a_run_goes_on_when_the_callback_raises_cancelled_error(tmp_path):
     module = "import asyncio\n\nasync def assay(trial):\n    raise asyncio.CancelledError\n"
-    assert "trials 6, failed 6" in armlab_run(tmp_path, module)  # every trial failed, none left pending
+    output = armlab_run(tmp_path, module, status=2)  # every trial failed, none left pending
+    assert "none of its 6 trials returned a result (6 failed, 0 abandoned)" in output
 
 
 @pytest.mark.timeout(120)
@@ -156,7 +158,8 @@ def test_a_run_exits_although_its_synchronous_callback_never_returns(tmp_path):
         "        calls.write('.')\n"
         "    threading.Event().wait()  # never returns\n"
     )
-    assert "trials 6, failed 6" in armlab_run(tmp_path, module, "timeout = 0.3\nthreads = 2")
+    output = armlab_run(tmp_path, module, "timeout = 0.3\nthreads = 2", status=2)
+    assert "none of its 6 trials returned a result (6 failed, 0 abandoned)" in output
     assert (tmp_path / "calls").read_text() == ".."  # two threads, each held by its stuck call
 
 

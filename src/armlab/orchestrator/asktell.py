@@ -30,21 +30,21 @@ policy through ``stats.pending`` (delayed feedback).  Report semantics, by trial
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special
 
 from armlab import events as ev
 from armlab.adapters.base import Trial, validate_reward
 from armlab.log import get_logger
 from armlab.orchestrator.core import DecisionCore
+from armlab.orchestrator.live_answers import Answers
+from armlab.orchestrator.live_replay import JournalReplay
 from armlab.orchestrator.live_types import (
     Event,
     ExperimentState,
-    JournalMismatch,
     NoTrialAvailable,
     Report,
     ReportConflict,
@@ -55,7 +55,7 @@ from armlab.orchestrator.live_types import (
 )
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.interfaces import Allocator, Policy
-from armlab.problem import Objective, Problem
+from armlab.problem import Problem
 from armlab.stats import ArmStats
 
 __all__ = ["Experiment"]  # its vocabulary (events, states, errors) is in live_types
@@ -63,7 +63,6 @@ __all__ = ["Experiment"]  # its vocabulary (events, states, errors) is in live_t
 log = get_logger(__name__)
 
 _ROW = np.zeros(1, dtype=np.int64)
-_Z95 = float(special.ndtri(0.975))
 _MAX_REASON = 2000
 
 
@@ -79,7 +78,7 @@ class _Counters:
         return self.completed + self.failed + self.abandoned
 
 
-class Experiment:
+class Experiment(Answers, JournalReplay):
     """One live replica of an experiment: ask for trials, tell their rewards.
 
     ``policy_factory()`` makes the policy of each bandit of ``problems`` (one problem for a
@@ -390,150 +389,3 @@ class Experiment:
             self.recommendations.append(recommendation)
             if self._listeners:
                 self._emit(ev.CheckpointReached(int(self.core.checkpoints[index[0]]), recommendation))
-
-    def replay(self, events: Iterable[Event]) -> int:
-        """Re-apply journaled ``events`` in order (the recorder is not called); return their number.
-
-        Dispatches are re-derived from the policies and must match the journal, so a changed
-        policy or configuration is caught (:class:`JournalMismatch`) instead of silently
-        producing a different run.
-        """
-        recorder, self.recorder = self.recorder, None
-        n = 0
-        try:
-            for n, event in enumerate(events, start=1):
-                self._replay_at = event.at
-                self._replay_one(n, event)
-        finally:
-            self.recorder, self._replay_at = recorder, None
-        if n:
-            log.info("journal_replayed", events=n, state=self.state.value, dispatched=len(self.trials))
-        return n
-
-    def _replay_one(self, n: int, event: Event) -> None:
-        where = f"journal event {n} ({event.kind} of trial {event.trial})"
-        try:
-            if event.kind == "retired":
-                if not self.retire(event.arm, event.bandit, event.reason):
-                    raise JournalMismatch(f"{where}: arm {event.arm} of bandit {event.bandit} was already retired")
-                return
-            if event.kind == "stopped":
-                if self._choose() is not None:
-                    raise JournalMismatch(f"{where}: the journal says the experiment stopped here, but "
-                                          "the policy now goes on; the policy or the experiment changed")
-                self._commit(event)
-                return
-            if event.kind == "dispatch":
-                trial = self.ask(event.key)
-                if (trial.id, trial.bandit, trial.arm) != (event.trial, event.bandit, event.arm):
-                    raise JournalMismatch(
-                        f"{where}: the journal sent trial {event.trial} to {_place(event.bandit, event.arm)}, "
-                        f"but the policy now sends trial {trial.id} to {_place(trial.bandit, trial.arm)}; "
-                        "the policy or the experiment changed since the journal was written"
-                    )
-                return
-            if event.kind in ("result", "late"):
-                expected = "accepted" if event.kind == "result" else "late"
-                status = self.tell(event.trial, event.reward).status
-            else:
-                expected = "accepted"
-                close = self.fail if event.kind == "failed" else self.abandon
-                status = close(event.trial, event.reason).status
-        except (NoTrialAvailable, UnknownTrial, ReportConflict, RetireRefused) as exc:
-            raise JournalMismatch(f"{where} cannot be applied: {exc}") from None
-        if status != expected:
-            raise JournalMismatch(f"{where} was {status} on replay, expected {expected}")
-
-    # -- answers -------------------------------------------------------------------------
-    def _answer(self, bandit: int) -> Any:
-        """Bandit ``bandit``'s current answer, JSON-ready (None for the regret objective)."""
-        if self.problems[bandit].objective is Objective.REGRET:
-            return None
-        answer = self.core.recommend(bandit)[0]
-        return int(answer) if np.ndim(answer) == 0 else np.flatnonzero(answer).tolist()
-
-    def recommendation(self) -> Any:
-        """The current answer, JSON-ready: one bandit's, or a list with one per bandit."""
-        if not self.core.multi_bandit:
-            return self._answer(0)
-        return [self._answer(b) for b in range(len(self.problems))]
-
-    def confidence_intervals(self, bandit: int = 0) -> list[list[float] | None]:
-        """Normal-approximation 95% intervals of each arm's mean (None below two rewards)."""
-        stats = self.core.stats[bandit]
-        n = stats.counts[0]
-        half = _Z95 * np.sqrt(stats.variances(ddof=1)[0] / np.maximum(n, 1))
-        means = stats.means[0]
-        return [
-            [float(means[i] - half[i]), float(means[i] + half[i])] if n[i] >= 2 else None
-            for i in range(stats.n_arms)
-        ]
-
-    def bandit_summaries(self) -> list[dict[str, Any]]:
-        """Per bandit: observed counts, means, pending trials, 95% intervals and answer."""
-        return [
-            {
-                "counts": st.counts[0].tolist(),
-                "means": st.means[0].tolist(),
-                "pending": st.pending[0].tolist(),
-                "intervals": self.confidence_intervals(b),
-                "retired": sorted(arm for bandit, arm in self.retired if bandit == b),
-                "recommendation": self._answer(b),
-            }
-            for b, st in enumerate(self.core.stats)
-        ]
-
-    def summary(self) -> dict[str, Any]:
-        """Counts, means, outcomes and the recommendation (the live part of ``summary.json``).
-
-        ``counts`` and ``means`` are the first bandit's (the only one in a one-bandit
-        experiment); ``bandits`` holds every bandit's.
-        """
-        c = self.counters
-        out = {
-            "trials": c.closed,
-            "completed": c.completed,
-            "failed": c.failed,
-            "abandoned": c.abandoned,
-            "late": c.late,
-            "counts": self.stats.counts[0].tolist(),
-            "means": self.stats.means[0].tolist(),
-            "recommendation": self.recommendation(),
-            "recommendations": list(self.recommendations),
-        }
-        if self.core.multi_bandit:
-            out["bandits"] = self.bandit_summaries()
-        return out
-
-    def status(self) -> dict[str, Any]:
-        """Everything a monitoring client needs: state, progress, estimates, recommendation."""
-        return {
-            "state": self.state.value,
-            "budget": self.problem.budget,
-            "dispatched": len(self.trials),
-            "in_flight_limit": self.in_flight,
-            "pending": len(self._pending),
-            "pending_trials": list(self._pending),
-            **self.summary(),
-            "bandits": self.bandit_summaries(),
-            "confidence": {
-                "level": 0.95,
-                "intervals": self.confidence_intervals(),
-                "policy_stopped": self.stopped,
-            },
-            "stop": self.stop_record,
-        }
-
-    def _explain(self, state: ExperimentState) -> str:
-        pending, budget = len(self._pending), self.problem.budget
-        if state is ExperimentState.IN_FLIGHT_FULL:
-            return f"all {self.in_flight} in-flight slots are taken; report or abandon a trial first"
-        if state is ExperimentState.BUDGET_SPENT:
-            return f"budget spent: all {budget} trials are dispatched, {pending} still pending"
-        if state is ExperimentState.STOPPED:
-            return f"the policy stopped after {len(self.trials)} trials; {pending} still pending"
-        return f"the experiment is finished: {len(self.trials)} trials dispatched, none pending"
-
-
-def _place(bandit: int, arm: int) -> str:
-    return f"arm {arm}" if bandit == 0 else f"bandit {bandit}, arm {arm}"
