@@ -158,8 +158,9 @@ class RecommendationChanged(ExperimentEvent):
 class CheckpointReached(ExperimentEvent):
     """A checkpoint: ``trials`` dispatched (see the architecture guide for the exact moment).
 
-    Live runs carry the recommendation of every bandit; Monte Carlo runs carry ``policy``
-    and the aggregated ``metric`` (name), ``value`` (mean over replicas) and ``stderr``.
+    Live runs carry the recommendation of every bandit; Monte Carlo runs carry ``policy``,
+    the aggregated ``metric`` (``error_rate`` or ``regret_mean``), ``value`` (its mean over
+    replicas), ``stderr`` and the run's ``budget``.
     """
 
     kind: ClassVar[str] = "checkpoint"
@@ -169,6 +170,7 @@ class CheckpointReached(ExperimentEvent):
     metric: str | None = None
     value: float | None = None
     stderr: float | None = None
+    budget: int | None = None  # Monte Carlo: the run's budget (tells the runs of a sweep apart)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,7 @@ class PolicyFinished(ExperimentEvent):
     policy: str
     trials: int
     wall_seconds: float
+    budget: int | None = None  # the run's budget (tells the runs of a sweep apart)
 
 
 #: Every event type, by name (for documentation and for clients that decode streams).

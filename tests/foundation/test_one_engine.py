@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from armlab import events, run_experiment
 from armlab.config import validate_config
 from armlab.orchestrator.asktell import Experiment
 from armlab.orchestrator.engine import Simulation
@@ -111,3 +112,24 @@ def test_live_run_makes_the_monte_carlo_choices(case, registry):
         wrong = sum(float(recommendation_errors(p, ONE, np.array([a]))[0]) for p, a in zip(problems, answers, strict=True))
         errors.append(wrong / bandits)
     assert errors == sim.cp_error[0].tolist()
+
+
+def test_a_listener_hears_the_typed_events_of_simulated_and_live_runs(registry, tmp_path, monkeypatch):
+    heard = []
+    config = validate_config(_config({"plugin": "ucb1"}, None, 1, CLOSE) | {"replicas": 20})
+    run_experiment(config, registry=registry, listeners=[heard.append])
+    assert [(type(e), e.trials) for e in heard] == [
+        (events.CheckpointReached, 20), (events.CheckpointReached, 60), (events.CheckpointReached, 300),
+        (events.PolicyFinished, 20 * 300),
+    ]
+    assert heard[0].policy == "ucb1" and heard[0].metric == "error_rate" and 0 <= heard[0].value <= 1
+
+    (tmp_path / "answers.py").write_text("def one(trial):\n    return float(trial.arm == 1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    live = validate_config(_config({"plugin": "ucb1"}, None, 1, CLOSE) | {
+        "source": {"plugin": "callback", "function": "answers:one", "arms": 4, "reward_min": 0, "reward_max": 1}})
+    heard.clear()
+    run_experiment(live, registry=registry, listeners=[heard.append])
+    kinds = [e.kind for e in heard]
+    assert kinds.count("trial_dispatched") == kinds.count("trial_observed") == 300
+    assert kinds.count("checkpoint") == 3 and kinds[-2:] == ["trial_observed", "checkpoint"]

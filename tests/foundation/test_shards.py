@@ -36,7 +36,7 @@ def without_times(summary):
 
 
 def checkpoint_lines(logs):
-    return sorted((line["policy"], line["trials"], line["error_rate"], line["stderr"])
+    return sorted((line["policy"], line["trials"], line["value"], line["stderr"])
                   for line in logs if line["event"] == "checkpoint")
 
 

@@ -9,6 +9,7 @@ import structlog
 
 from armlab.config import validate_config
 from armlab.errors import ConfigError
+from armlab.events import CheckpointReached, PolicyFinished
 from armlab.orchestrator.collect import Collector
 from armlab.orchestrator.metrics import mean_and_stderr
 from armlab.orchestrator.tasks import Task, plan_tasks, split_replicas
@@ -67,7 +68,8 @@ def test_checkpoint_lines_and_progress_do_not_depend_on_the_split(registry):
     (mean,), (stderr,) = mean_and_stderr(values[:, None])
     calls = []
     tasks = plan_tasks(plans, workers=1, block_size=100)
-    collector = Collector(plans, tasks, lambda *call: calls.append(call))
+    heard = []
+    collector = Collector(plans, tasks, lambda *call: calls.append(call), listeners=[heard.append])
     with structlog.testing.capture_logs() as logs:
         for start, stop in reversed(split_replicas(250, 100)):  # blocks report in any order
             relay = collector.relay(Task(0, 0, start, stop))
@@ -75,12 +77,11 @@ def test_checkpoint_lines_and_progress_do_not_depend_on_the_split(registry):
             relay.checkpoint("ucb1", 0, 50, values[start:stop])
             relay.finished("ucb1", (stop - start) * 100, 0.5)
     lines = [line for line in logs if line["event"] in ("checkpoint", "policy_finished")]
-    assert lines == [
-        {"event": "checkpoint", "log_level": "info", "policy": "ucb1", "budget": 100, "trials": 50,
-         "error_rate": mean, "stderr": stderr},
-        {"event": "policy_finished", "log_level": "info", "policy": "ucb1", "budget": 100, "trials": 25000,
-         "wall_seconds": 1.5},
+    assert heard == [
+        CheckpointReached(trials=50, policy="ucb1", metric="error_rate", value=mean, stderr=stderr, budget=100),
+        PolicyFinished(policy="ucb1", trials=25000, wall_seconds=1.5, budget=100),
     ]
+    assert lines == [{**event.to_dict(), "log_level": "info"} for event in heard]  # the same, logged
     # trials over all blocks; a finished block counts in full
     assert calls[:3] == [("ucb1", 10, 25000), ("ucb1", 5000, 25000), ("ucb1", 5010, 25000)]
     assert calls[-1] == ("ucb1", 25000, 25000)

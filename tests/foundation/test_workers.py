@@ -193,8 +193,8 @@ def test_a_worker_sends_its_logs_checkpoints_and_numbers(handshake, tmp_path):
     worker_lines = [line for line in logs if line["event"] == "handshake_in_worker"]
     assert len(worker_lines) == 1 and worker_lines[0]["pid"] != os.getpid()
     assert metrics(split) == metrics(whole)
-    assert sorted((line["policy"], line["trials"], line["error_rate"]) for line in logs if line["event"] == "checkpoint") \
-        == sorted((line["policy"], line["trials"], line["error_rate"]) for line in alone if line["event"] == "checkpoint")
+    assert sorted((line["policy"], line["trials"], line["value"]) for line in logs if line["event"] == "checkpoint") \
+        == sorted((line["policy"], line["trials"], line["value"]) for line in alone if line["event"] == "checkpoint")
 
 
 def test_a_failure_in_a_worker_is_raised_here(handshake, tmp_path):

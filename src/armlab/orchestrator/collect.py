@@ -7,10 +7,14 @@ recorded on a Dask worker.  The :class:`Collector` of the run then
 
 * calls ``progress(label, done, total)`` with the trials of policy ``label`` over all its
   runs and blocks;
-* logs one ``checkpoint`` line per run, policy and checkpoint once every block of that
-  policy has passed it, with the mean and standard error over all the run's replicas in
-  replica order: the same line however the replicas were split;
-* logs one ``policy_finished`` line per run and policy once all its blocks are done.
+* sends one :class:`~armlab.events.CheckpointReached` per run, policy and checkpoint once
+  every block of that policy has passed it, with the mean and standard error over all the
+  run's replicas in replica order: the same event however the replicas were split;
+* sends one :class:`~armlab.events.PolicyFinished` per run and policy once all its blocks
+  are done.
+
+The events go to the structured log (:func:`~armlab.log.log_event`) and to the listeners
+the caller gave.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from armlab.log import get_logger
+from armlab.events import CheckpointReached, ExperimentEvent, Listener, PolicyFinished
+from armlab.log import log_event
 from armlab.orchestrator.metrics import mean_and_stderr
 from armlab.orchestrator.simulate import ProgressCallback
 from armlab.orchestrator.tasks import Task
@@ -29,8 +34,6 @@ from armlab.plan import ExperimentPlan
 from armlab.problem import Objective
 
 __all__ = ["Collector", "Relay"]
-
-log = get_logger("armlab.orchestrator")
 
 #: ``(run, start, kind, *arguments)``: one report of the block of run ``run`` starting at replica ``start``.
 Message = tuple[Any, ...]
@@ -57,9 +60,16 @@ class Relay:
 class Collector:
     """Aggregates the reports of ``tasks`` (over ``plans``, the runs) as the module says."""
 
-    def __init__(self, plans: Sequence[ExperimentPlan], tasks: Sequence[Task], progress: ProgressCallback | None) -> None:
+    def __init__(
+        self,
+        plans: Sequence[ExperimentPlan],
+        tasks: Sequence[Task],
+        progress: ProgressCallback | None,
+        listeners: Sequence[Listener] = (),
+    ) -> None:
         self._plans = plans
         self._callback = progress
+        self._listeners = (log_event, *listeners)
         self._width = {(t.run, plans[t.run].policies[t.policy].label, t.start): t.stop - t.start for t in tasks}
         self._blocks = Counter((run, label) for run, label, _ in self._width)
         self._totals: Counter[str] = Counter()
@@ -99,8 +109,8 @@ class Collector:
         (mean,), (stderr,) = mean_and_stderr(merged[:, None])
         plan = self._plans[run]
         metric = "regret_mean" if plan.bandits[0].objective is Objective.REGRET else "error_rate"
-        log.info("checkpoint", policy=label, budget=plan.config.problem.budget, trials=trials,
-                 **{metric: mean, "stderr": stderr})
+        self._emit(CheckpointReached(trials=trials, policy=label, metric=metric, value=float(mean),
+                                     stderr=float(stderr), budget=plan.config.problem.budget))
 
     def _finished(self, run: int, start: int, label: str, trials: int, wall_seconds: float) -> None:
         # a block that stopped early counts in full: its bar share is done
@@ -108,5 +118,10 @@ class Collector:
         ends = self._ends[run, label]
         ends.append((trials, wall_seconds))
         if len(ends) == self._blocks[run, label]:
-            log.info("policy_finished", policy=label, budget=self._plans[run].config.problem.budget,
-                     trials=sum(t for t, _ in ends), wall_seconds=round(sum(w for _, w in ends), 4))
+            self._emit(PolicyFinished(policy=label, trials=sum(t for t, _ in ends),
+                                      wall_seconds=round(sum(w for _, w in ends), 4),
+                                      budget=self._plans[run].config.problem.budget))
+
+    def _emit(self, event: ExperimentEvent) -> None:
+        for listener in self._listeners:
+            listener(event)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import structlog
 
 from armlab.config import ExperimentConfig, load_config
 from armlab.errors import ConfigError
+from armlab.events import Listener
 from armlab.log import get_logger, log_event
 from armlab.orchestrator.session import LiveSession
 from armlab.orchestrator.shards import ShardRunner
@@ -46,6 +48,7 @@ async def run_experiment_async(
     progress: ProgressCallback | None = None,
     scale: ShardRunner | None = None,
     journal: str | Path | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> dict[str, Any]:
     """Run an experiment inside a running event loop; see :func:`run_experiment`.
 
@@ -54,10 +57,10 @@ async def run_experiment_async(
     """
     config, plans, registry = _resolve(config, seed, replicas, registry)
     if plans[0][1].live:
-        return await _live_experiment(plans[0][1], registry, out_dir, journal)
+        return await _live_experiment(plans[0][1], registry, out_dir, journal, listeners)
     on_loop = None if progress is None else functools.partial(anyio.from_thread.run_sync, progress)
     return await anyio.to_thread.run_sync(
-        functools.partial(_simulated_experiment, config, plans, registry, out_dir, on_loop, scale, journal)
+        functools.partial(_simulated_experiment, config, plans, registry, out_dir, on_loop, scale, journal, listeners)
     )
 
 
@@ -69,22 +72,27 @@ def _simulated_experiment(
     progress: ProgressCallback | None,
     scale: ShardRunner | None,
     journal: str | Path | None,
+    listeners: Sequence[Listener],
 ) -> dict[str, Any]:
     """Every run of a simulated experiment, in this process or scaled out by ``scale``."""
     base = plans[0][1]
     with structlog.contextvars.bound_contextvars(experiment=base.config.name):
         started = _started(plans, journal)
-        results = (scale or ShardRunner()).run([plan for _, plan in plans], progress)
+        results = (scale or ShardRunner()).run([plan for _, plan in plans], progress, listeners)
         summary = _run_summary(base, results[0]) if len(plans) == 1 else _sweep_summary(config, plans, results)
         return _finished(summary, started, registry, out_dir)
 
 
 async def _live_experiment(
-    plan: ExperimentPlan, registry: Registry, out_dir: str | Path | None, journal: str | Path | None
+    plan: ExperimentPlan,
+    registry: Registry,
+    out_dir: str | Path | None,
+    journal: str | Path | None,
+    listeners: Sequence[Listener] = (),
 ) -> dict[str, Any]:
     with structlog.contextvars.bound_contextvars(experiment=plan.config.name):
         started = _started([(None, plan)], journal)
-        return _finished(await _run_live(plan, registry, journal), started, registry, out_dir)
+        return _finished(await _run_live(plan, registry, journal, listeners), started, registry, out_dir)
 
 
 def _started(plans: list[tuple[Any, ExperimentPlan]], journal: str | Path | None) -> float:
@@ -160,13 +168,16 @@ def _sweep_summary(
     return summary
 
 
-async def _run_live(plan: ExperimentPlan, registry: Registry, journal: str | Path | None) -> dict[str, Any]:
+async def _run_live(
+    plan: ExperimentPlan, registry: Registry, journal: str | Path | None, listeners: Sequence[Listener]
+) -> dict[str, Any]:
     """One live replica; with ``journal``, every event is recorded and an existing journal resumed."""
     if journal is None:
         session = LiveSession.from_plan(plan)
     else:
         session = LiveSession.open(journal=journal, config=plan.config, registry=registry)
-    session.experiment.add_listener(log_event)  # silent unless the application configured logging
+    for listener in (log_event, *listeners):  # the log is silent unless the application configured it
+        session.experiment.add_listener(listener)
     try:
         await session.run()
     finally:
@@ -186,6 +197,7 @@ def run_experiment(
     progress: ProgressCallback | None = None,
     scale: ShardRunner | None = None,
     journal: str | Path | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> dict[str, Any]:
     """Run an experiment and return its summary (the content of ``summary.json``).
 
@@ -198,9 +210,11 @@ def run_experiment(
     ``scale`` (a :class:`~armlab.orchestrator.shards.ShardRunner`) spreads it over worker
     processes or Dask, and the numbers do not change.  A live experiment with ``journal``
     (a SQLite file) records every event before acknowledging it and, if the journal exists,
-    replays it and continues the run.  Mirrors ``armlab run``.
+    replays it and continues the run.  ``listeners`` receive the experiment's typed events
+    (:mod:`armlab.events`: every trial of a live run; checkpoints and finished policies of
+    a simulated one).  Mirrors ``armlab run``.
     """
     config, plans, registry = _resolve(config, seed, replicas, registry)
     if plans[0][1].live:
-        return anyio.run(_live_experiment, plans[0][1], registry, out_dir, journal, backend="asyncio")
-    return _simulated_experiment(config, plans, registry, out_dir, progress, scale, journal)
+        return anyio.run(_live_experiment, plans[0][1], registry, out_dir, journal, listeners, backend="asyncio")
+    return _simulated_experiment(config, plans, registry, out_dir, progress, scale, journal, listeners)

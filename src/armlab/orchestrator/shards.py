@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from armlab.errors import ConfigError
+from armlab.events import Listener
 from armlab.orchestrator.collect import Collector
 from armlab.orchestrator.dask_cluster import DaskCluster
 from armlab.orchestrator.processes import run_locally
@@ -52,14 +53,19 @@ class ShardRunner:
                 "or drop --scheduler to run on local worker processes"
             )
 
-    def run(self, plans: Sequence[ExperimentPlan], progress: ProgressCallback | None = None) -> list[list[PolicyResult]]:
-        """Per plan (sweep values fan out together), per policy results; ``progress`` as in
-        :func:`~armlab.orchestrator.runner.run_experiment`."""
+    def run(
+        self,
+        plans: Sequence[ExperimentPlan],
+        progress: ProgressCallback | None = None,
+        listeners: Sequence[Listener] = (),
+    ) -> list[list[PolicyResult]]:
+        """Per plan (sweep values fan out together), per policy results; ``progress`` and
+        ``listeners`` as in :func:`~armlab.orchestrator.runner.run_experiment`."""
         if self.executor == "dask":
             with DaskCluster(self.workers, self.scheduler, self.connect_timeout) as cluster:
                 tasks = plan_tasks(plans, cluster.width, self.shard_size)
-                outputs = cluster.run(plans, tasks, Collector(plans, tasks, progress))
+                outputs = cluster.run(plans, tasks, Collector(plans, tasks, progress, listeners))
         else:
             tasks = plan_tasks(plans, self.workers, self.shard_size)
-            outputs = run_locally(plans, tasks, Collector(plans, tasks, progress), self.workers)
+            outputs = run_locally(plans, tasks, Collector(plans, tasks, progress, listeners), self.workers)
         return [merge_results(plan, run, outputs) for run, plan in enumerate(plans)]
