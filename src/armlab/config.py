@@ -3,36 +3,82 @@
 Plugin tables (``[source]``, ``[[policies]]``, ``[allocator]``) hold ``plugin = "name"`` and
 the plugin's own parameters side by side; those are validated later by the plugin's
 ``Params`` model (:mod:`armlab.plan`), so a typo there is reported against the plugin.
+
+Numbers must be finite: TOML has ``nan`` and ``inf`` literals, and a non-finite mean,
+variance or threshold would run and report meaningless numbers (``0 ± 0``), so every model here
+(and every plugin's ``Params``, :class:`~armlab.plugins.interfaces.PluginParams`) refuses them.
+Error paths are written one way everywhere, ``policies[0].plugin``, and an unknown field
+comes with the closest known name.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 import tomllib
+import types
+import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from armlab.errors import ConfigError
 from armlab.problem import Objective
 
 __all__ = [
     "BANDITS_SOURCE",
+    "MAX_SEED",
     "BanditEntry",
     "ExperimentConfig",
     "FeedbackConfig",
+    "InvalidExperiment",
     "MetricsConfig",
     "PluginEntry",
     "PolicyEntry",
     "ProblemConfig",
     "SweepConfig",
+    "config_problems",
+    "field_path",
     "format_validation_error",
     "load_config",
+    "read_config_data",
+    "suggest",
 ]
+
+#: The largest seed: random numbers are keyed by 64-bit words, so a larger seed would wrap
+#: around to the numbers of a smaller one.
+MAX_SEED = 2**64 - 1
+
+
+class InvalidExperiment(ConfigError):
+    """An experiment with one or more problems, one line each (``problems``); the message is
+    ``invalid experiment:`` followed by those lines, so callers can merge several reports."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("invalid experiment:\n  " + "\n  ".join(self.problems))
+
+    def __reduce__(self) -> tuple[type[InvalidExperiment], tuple[list[str]]]:
+        return type(self), (self.problems,)  # pickled (from a worker process) with its lines
+
+
+def suggest(name: str, known: Sequence[str]) -> str:
+    """``"; did you mean 'x'?"`` for the known name closest to a misspelled ``name``, or ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ProblemConfig(_Strict):
@@ -193,7 +239,7 @@ class ExperimentConfig(_Strict):
     """A whole experiment file."""
 
     name: str = Field("experiment", min_length=1)
-    seed: int = Field(0, ge=0, description="root of every random number in the run")
+    seed: int = Field(0, ge=0, description="root of every random number in the run (0 .. 2**64 - 1)")
     replicas: int = Field(100, ge=1, description="independent runs (Monte Carlo replicas)")
     checkpoints: list[int] | None = Field(None, description="trial counts at which metrics are taken")
     checkpoint_every: int | None = Field(None, gt=0, description="take metrics every this many trials")
@@ -225,6 +271,16 @@ class ExperimentConfig(_Strict):
             )
         return {**data, "source": {"plugin": BANDITS_SOURCE}}
 
+    @field_validator("seed")
+    @classmethod
+    def _seed_fits_64_bits(cls, seed: int) -> int:
+        if seed > MAX_SEED:
+            raise ValueError(
+                f"seed must lie in 0 .. 2**64 - 1 ({MAX_SEED}), not {seed}: random numbers are keyed "
+                "by 64-bit words, so a larger seed would repeat a smaller one's numbers"
+            )
+        return seed
+
     @model_validator(mode="after")
     def _cross_checks(self) -> ExperimentConfig:
         if self.checkpoints is not None and self.checkpoint_every is not None:
@@ -241,6 +297,14 @@ class ExperimentConfig(_Strict):
             raise ValueError(
                 f"two policies share the label {dupes[0]!r}; give each a distinct label = \"...\""
             )
+        self._check_delay()
+        if self.sweep is not None:
+            table, swept = self.sweep.parameter.split(".", 1)
+            if table == "problem" and swept not in ProblemConfig.model_fields:
+                raise ValueError(
+                    f"sweep.parameter: {self.sweep.parameter!r} is not a field of [problem] "
+                    f"({', '.join(ProblemConfig.model_fields)}){suggest(swept, list(ProblemConfig.model_fields))}"
+                )
         if self.bandits is not None and self.sweep is not None and self.sweep.parameter.startswith("source."):
             raise ValueError(
                 f"sweep.parameter: {self.sweep.parameter!r} sweeps [source], but this experiment "
@@ -255,6 +319,22 @@ class ExperimentConfig(_Strict):
                     f"(a target is an arm hoped to be best), not {bandit.objective.value!r}"
                 )
         return self
+
+    def _check_delay(self) -> None:
+        """Refuse a delay longer than the budget: its results arrive only after the last trial
+        is dispatched, when no policy can use them, while the simulation steps through every
+        step of the wait (and holds that many results per replica)."""
+        feedback, budget = self.feedback, self.problem.budget
+        name = "delay" if feedback.delay > budget or feedback.delay_max is None else "delay_max"
+        value = feedback.delay if name == "delay" else feedback.delay_max
+        assert value is not None
+        if value > budget:
+            what = "batch size" if feedback.delay_model == "batch" else "delay"
+            raise ValueError(
+                f"feedback.{name}: a {what} of {value} steps is longer than the budget ({budget} trials): "
+                f"its results would arrive only after the last trial is dispatched, when no policy can "
+                f"use them; use {name} <= {budget}"
+            )
 
     def bandit_list(self) -> list[BanditEntry]:
         """One entry per bandit (``count`` expanded) with label, objective and ``m`` resolved
@@ -292,26 +372,32 @@ class ExperimentConfig(_Strict):
     def variants(self) -> list[tuple[Any, ExperimentConfig]]:
         """``(value, config)`` for each sweep value (just ``(None, self)`` without a sweep).
 
-        In a budget sweep, checkpoints beyond a run's budget are dropped for that run.
+        In a budget sweep, checkpoints beyond a run's budget are dropped for that run.  Every
+        invalid value is reported (:class:`InvalidExperiment`, one line per problem).
         """
         if self.sweep is None:
             return [(None, self)]
         table, field = self.sweep.parameter.split(".", 1)
-        out = []
+        out, problems = [], []
         for value in self.sweep.values:
             data = self.model_dump(mode="python")
             data["sweep"] = None
             data[table][field] = value
-            if self.sweep.parameter == "problem.budget" and data["checkpoints"] is not None:
+            if (
+                self.sweep.parameter == "problem.budget"
+                and data["checkpoints"] is not None
+                and isinstance(value, int)
+            ):
                 data["checkpoints"] = [c for c in data["checkpoints"] if c <= value] or None
             try:
                 out.append((value, ExperimentConfig.model_validate(data)))
             except ValidationError as exc:
-                lines = format_validation_error(exc)
-                raise ConfigError(
-                    f"sweep value {self.sweep.parameter} = {value!r} gives an invalid experiment:\n  "
-                    + "\n  ".join(lines)
-                ) from None
+                problems += [
+                    f"sweep value {self.sweep.parameter} = {value!r} gives an invalid experiment: {line}"
+                    for line in format_validation_error(exc, model=ExperimentConfig)
+                ]
+        if problems:
+            raise InvalidExperiment(problems)
         return out
 
     def with_overrides(self, **changes: Any) -> ExperimentConfig:
@@ -321,41 +407,132 @@ class ExperimentConfig(_Strict):
         return validate_config(data)
 
 
-def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]:
-    """One line per problem: ``field.path: message`` (pydantic's wording, our field paths)."""
-    lines = []
+#: A message that starts with the field path it is about (``feedback.delay: ...``).
+_PATH_PREFIX = re.compile(r"^[A-Za-z_][\w.\[\]]*: ")
+#: The location parts pydantic adds for the members of a union (``float``, ``list[float]``).
+_UNION_MEMBER = re.compile(r"^(float|int|str|bool|none|bytes)$|\[")
+
+
+def field_path(loc: Sequence[str | int], prefix: str = "") -> str:
+    """``policies[0].plugin`` from a location ``("policies", 0, "plugin")`` (list positions
+    in brackets, as in the messages of :mod:`armlab.plan`; union members left out)."""
+    path = prefix
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part != "__root__" and not _UNION_MEMBER.search(part):
+            path = f"{path}.{part}" if path else str(part)
+    return path
+
+
+def format_validation_error(
+    exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
+) -> list[str]:
+    """One line per problem: ``field.path: message`` (pydantic's wording, our field paths).
+
+    With ``model`` (the model that was validated), an unknown field is followed by the
+    closest field name the model has at that place.  A model-level check whose message
+    already starts with the path it is about (``sweep.parameter: ...``) keeps it as is.
+    The messages of a value that fits no member of a union share one line.
+    """
+    messages: dict[str, list[str]] = {}  # path -> its messages, in pydantic's order
     for err in exc.errors():
-        loc = ".".join(str(part) for part in err["loc"] if part != "__root__")
-        where = ".".join(filter(None, [prefix, loc])) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            message = "unknown field; remove it or check its spelling"
+            known = _fields_at(model, err["loc"][:-1]) if model is not None else []
+            message = "unknown field; remove it or check its spelling" + suggest(str(err["loc"][-1]), known)
         elif err["type"] == "missing":
             message = "required field is missing"
-        lines.append(f"{where}: {message}")
+        if not err["loc"] and _PATH_PREFIX.match(message):
+            where, _, message = message.partition(": ")
+            where = f"{prefix}.{where}" if prefix else where
+        else:
+            where = field_path(err["loc"], prefix) or "(top level)"
+        messages.setdefault(where, []).append(message)
+    return [f"{where}: {' or '.join(dict.fromkeys(found))}" for where, found in messages.items()]
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """The field names of the model found at ``loc`` inside ``model`` (``[]`` if none)."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(part) if current is not None else None
+        current = _model_in(info.annotation) if info is not None else None
+    return list(current.model_fields) if current is not None else []
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation (``X``, ``X | None``, ``list[X]``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is not None:
+        for arg in typing.get_args(annotation):
+            found = _model_in(arg)
+            if found is not None:
+                return found
+    return None
+
+
+#: Top-level keys that are tables or arrays of tables; a key written after such a table's
+#: header belongs to that table in TOML.
+_TABLES = ("problem", "source", "feedback", "metrics", "allocator", "sweep", "policies", "bandits")
+
+
+def _misplaced(data: dict[str, Any], key: str) -> str:
+    """Where TOML put a top-level ``key`` that is missing: a key written below a ``[table]``
+    header belongs to that table, so ``policies = [...]`` after ``[source]`` is no list."""
+    for table in _TABLES:
+        value = data.get(table)
+        entries = value if isinstance(value, list) else [value]
+        for index, entry in enumerate(entries):
+            if isinstance(entry, dict) and key in entry:
+                at = f"[{table}]" if not isinstance(value, list) else f"{table}[{index}]"
+                return (
+                    f"; `{key} = ...` sits inside {at} (in TOML a key written below a [table] header "
+                    f"belongs to that table): move it above the first [table] header"
+                )
+    return ""
+
+
+def config_problems(exc: ValidationError, data: dict[str, Any]) -> list[str]:
+    """The lines of an experiment's validation error; a missing top-level field that TOML
+    put inside a table says so."""
+    lines = format_validation_error(exc, model=ExperimentConfig)
+    for err in exc.errors():
+        if err["type"] == "missing" and len(err["loc"]) == 1:
+            key = str(err["loc"][0])
+            lines = [line + _misplaced(data, key) if line.startswith(f"{key}: ") else line for line in lines]
     return lines
 
 
 def validate_config(data: dict[str, Any]) -> ExperimentConfig:
-    """Validate a parsed experiment mapping, raising :class:`ConfigError` with every problem."""
+    """Validate a parsed experiment mapping, raising :class:`InvalidExperiment` with every problem."""
     try:
         return ExperimentConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("invalid experiment:\n  " + "\n  ".join(format_validation_error(exc))) from None
+        raise InvalidExperiment(config_problems(exc, data)) from None
 
 
-def load_config(path: str | Path) -> ExperimentConfig:
-    """Read and validate a TOML experiment file."""
+def read_config_data(path: str | Path) -> dict[str, Any]:
+    """The parsed TOML of an experiment file (not validated yet)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read experiment file {str(path)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate a TOML experiment file."""
     try:
-        return validate_config(data)
-    except ConfigError as exc:
+        return validate_config(read_config_data(path))
+    except InvalidExperiment as exc:
         raise ConfigError(f"{path}: {exc}") from None

@@ -1,19 +1,38 @@
 """Turn a validated config into plugin objects, checking every plugin's own parameters.
 
 All problems are collected and reported together, each naming its field, so one run of
-``armlab validate`` explains everything that is wrong.  A plan describes one bandit (from
-``[source]``) or several (from ``[[bandits]]``, sharing the budget; see :mod:`armlab.multibandit`).
+``armlab validate`` explains everything that is wrong: :func:`load_experiment` reports the
+file's schema mistakes and its plugin tables' parameter mistakes in one message, and
+:func:`build_plans` builds (and dry-runs) the plan of every ``[sweep]`` value, as a run does.
+:func:`check_memory` refuses, before anything runs, a simulation whose per-replica arrays
+cannot fit in this machine's memory.  A plan describes one bandit (from ``[source]``) or
+several (from ``[[bandits]]``, sharing the budget; see :mod:`armlab.multibandit`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
 from armlab.adapters.base import LiveSource
-from armlab.config import BanditEntry, ExperimentConfig, PluginEntry, format_validation_error
+from armlab.config import (
+    BanditEntry,
+    ExperimentConfig,
+    InvalidExperiment,
+    PluginEntry,
+    PolicyEntry,
+    config_problems,
+    format_validation_error,
+    read_config_data,
+)
 from armlab.errors import ArmlabError, ConfigError, PluginError
 from armlab.multibandit import BanditProblem
 from armlab.plugins.interfaces import Allocator, PluginParams, Policy, RewardSource
@@ -21,7 +40,16 @@ from armlab.plugins.registry import Registry
 from armlab.problem import Objective, Problem, Truth
 from armlab.random import KeyedRandom
 
-__all__ = ["BanditSpec", "ExperimentPlan", "PolicySpec", "build_plan"]
+__all__ = [
+    "BanditSpec",
+    "ExperimentPlan",
+    "PolicySpec",
+    "build_plan",
+    "build_plans",
+    "check_memory",
+    "load_experiment",
+    "memory_needed",
+]
 
 
 @dataclass(frozen=True)
@@ -65,6 +93,7 @@ class ExperimentPlan:
     allocator_cls: type[Allocator]
     allocator_params: PluginParams
     registry: Registry = field(compare=False, repr=False)  # the plugins that built it (observers)
+    arm_counts: tuple[int, ...] = ()  # arms of each simulated bandit, known after the dry run
 
     @property
     def multi_bandit(self) -> bool:
@@ -127,8 +156,8 @@ def _validate_params(
         return cls, cls.Params.model_validate(entry.params)
     except ValidationError as exc:
         accepted = ", ".join(cls.Params.model_fields) or "no parameters"
-        for line in format_validation_error(exc, prefix=where):
-            errors.append(f"{line} ({entry.plugin} accepts: {accepted})")
+        for line in format_validation_error(exc, prefix=where, model=cls.Params):
+            errors.append(f"{line} ({entry.plugin} accepts: {accepted})" if ": unknown field" in line else line)
         return cls, None
 
 
@@ -162,12 +191,75 @@ def build_plan(config: ExperimentConfig, registry: Registry, dry_run: bool = Tru
             continue
         specs.append(PolicySpec(entry.display_label, entry.plugin, cls, params, own_cls, own_params))
     if errors:
-        raise ConfigError("invalid experiment:\n  " + "\n  ".join(errors))
+        raise InvalidExperiment(errors)
     plan = ExperimentPlan(config, bandits, specs, allocator_cls, allocator_params, registry)
     _check_live_bandits(plan)
     if dry_run:
-        _dry_run(plan)
+        plan = dataclasses.replace(plan, arm_counts=_dry_run(plan))
     return plan
+
+
+def build_plans(config: ExperimentConfig, registry: Registry) -> list[tuple[Any, ExperimentPlan]]:
+    """``(sweep value, plan)`` for every run of ``config``, each built and dry-run as
+    :func:`build_plan` does, so a value that would fail at run time fails here.
+
+    Every value's problems are reported together, one line per problem with the values
+    that have it.
+    """
+    if config.sweep is None:
+        return [(None, build_plan(config, registry))]
+    plans, problems = [], {}  # problem line -> the values (repr) that have it
+    for value, variant in config.variants():
+        try:
+            plans.append((value, build_plan(variant, registry)))
+        except ConfigError as exc:
+            for line in exc.problems if isinstance(exc, InvalidExperiment) else [str(exc)]:
+                problems.setdefault(line, []).append(repr(value))
+    if not problems:
+        return plans
+    parameter = config.sweep.parameter
+    raise InvalidExperiment([
+        f"sweep value {parameter} = {values[0]} gives an invalid experiment: {line}" if len(values) == 1
+        else f"sweep values {parameter} = {', '.join(values)} give an invalid experiment: {line}"
+        for line, values in problems.items()
+    ])
+
+
+def load_experiment(path: str | Path, registry: Registry) -> ExperimentConfig:
+    """Read and validate an experiment file.  When its tables are invalid, the parameters of
+    its plugin tables are checked too, so one report lists both kinds of mistake."""
+    data = read_config_data(path)
+    try:
+        return ExperimentConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = config_problems(exc, data)
+        for kind, where, table in _plugin_tables(data):
+            entry_type = PolicyEntry if kind == "policy" else PluginEntry
+            try:
+                entry = entry_type.model_validate(table)
+            except ValidationError:
+                continue  # the schema's own report names the table
+            _validate_params(registry, kind, entry, where, problems)
+        raise ConfigError(f"{path}: {InvalidExperiment(problems)}") from None
+
+
+def _plugin_tables(data: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """``(kind, field path, table)`` of every plugin table in a parsed experiment file."""
+
+    def listed(value: Any) -> list[Any]:
+        return value if isinstance(value, list) else []
+
+    if "bandits" not in data and "source" in data:
+        yield "source", "source", data["source"]
+    for i, bandit in enumerate(listed(data.get("bandits"))):
+        if isinstance(bandit, dict) and "source" in bandit:
+            yield "source", f"bandits[{i}].source", bandit["source"]
+    if "allocator" in data:
+        yield "allocator", "allocator", data["allocator"]
+    for i, policy in enumerate(listed(data.get("policies"))):
+        yield "policy", f"policies[{i}]", policy
+        if isinstance(policy, dict) and "allocator" in policy:
+            yield "allocator", f"policies[{i}].allocator", policy["allocator"]
 
 
 def _check_live_bandits(plan: ExperimentPlan) -> None:
@@ -176,17 +268,17 @@ def _check_live_bandits(plan: ExperimentPlan) -> None:
         return
     live = [issubclass(b.source_cls, LiveSource) for b in plan.bandits]
     if any(live) and not all(live):
-        raise ConfigError(
-            "invalid experiment:\n  bandits: every bandit's source must be live, or none: "
-            f"{', '.join(b.label for b, on in zip(plan.bandits, live, strict=True) if on)} live, the others simulated"
-        )
+        names = ", ".join(b.label for b, on in zip(plan.bandits, live, strict=True) if on)
+        raise InvalidExperiment([
+            f"bandits: every bandit's source must be live, or none: {names} live, the others simulated"
+        ])
     if all(live):
         runs = {b.source_cls.runs_trials for b in plan.bandits}
         if len(runs) > 1:
-            raise ConfigError(
-                "invalid experiment:\n  bandits: the live sources must all run their own trials "
+            raise InvalidExperiment([(
+                "bandits: the live sources must all run their own trials "
                 "(callback, command, webhook) or all be 'external' (trials handed out by `armlab serve`)"
-            )
+            )])
 
 
 def _bandit_specs(config: ExperimentConfig, registry: Registry, errors: list[str]) -> list[BanditSpec]:
@@ -207,16 +299,20 @@ def _bandit_specs(config: ExperimentConfig, registry: Registry, errors: list[str
     return specs
 
 
-def _dry_run(plan: ExperimentPlan) -> None:
+def _dry_run(plan: ExperimentPlan) -> tuple[int, ...]:
+    """Start every policy and allocator on one replica; return the arm count of each
+    simulated bandit."""
     errors: list[str] = []
     one = KeyedRandom(plan.config.seed, "dry-run", replicas=np.array([0]))
     problems = []
+    arm_counts = []
     for b, bandit in enumerate(plan.bandits):
         source = bandit.create_source()
         truth = None
         if isinstance(source, RewardSource):
             source.reset(np.array([0]), plan.config.seed, b)
             truth = source.truth
+            arm_counts.append(source.n_arms)
             _check_bandit_against_source(plan, bandit, source.n_arms, errors)
         problems.append(plan.problem(source, truth, b))
     for i, spec in enumerate(plan.policies):
@@ -237,7 +333,8 @@ def _dry_run(plan: ExperimentPlan) -> None:
         except ArmlabError as exc:
             errors.append(f"{where}: {exc}")
     if errors:
-        raise ConfigError("invalid experiment:\n  " + "\n  ".join(errors))
+        raise InvalidExperiment(errors)
+    return tuple(arm_counts)
 
 
 def _check_bandit_against_source(plan: ExperimentPlan, bandit: BanditSpec, n_arms: int, errors: list[str]) -> None:
@@ -252,3 +349,101 @@ def _check_bandit_against_source(plan: ExperimentPlan, bandit: BanditSpec, n_arm
             f"({n_arms} arms, numbered from 0)"
         )
 
+
+#: Peak bytes a running simulation holds per replica and arm: the framework's statistics
+#: (33 bytes) plus the source's and the policy's own arrays.  The built-in policies peak at
+#: 65 to 240 bytes (tracemalloc, 8 and 64 arms), so the estimate takes the high end.
+BYTES_PER_ARM = 240
+#: Bytes per replica and slot of the ledger that holds delayed results.
+BYTES_PER_PENDING = 33
+
+
+def memory_needed(plans: Sequence[ExperimentPlan], at_once: int) -> int:
+    """Estimated peak bytes of the simulated runs ``plans`` with ``at_once`` replicas being
+    simulated at the same time (over every process): their per-replica arrays (statistics,
+    policy and source state, pending results, checkpoint metrics) plus the checkpoint
+    metrics of every policy and run, which are kept until the summary is written.
+    ``plans`` must come from :func:`build_plan` with its dry run (it counts the arms)."""
+    per_replica = max(sum(plan.arm_counts) * BYTES_PER_ARM + _pending_bytes(plan) + _kept_bytes(plan)
+                      for plan in plans)
+    kept = sum(len(plan.policies) * plan.config.replicas * _kept_bytes(plan) for plan in plans)
+    return at_once * per_replica + kept
+
+
+def _pending_bytes(plan: ExperimentPlan) -> int:
+    feedback = plan.config.feedback
+    return 0 if feedback.longest_delay == 0 else feedback.effective_in_flight * BYTES_PER_PENDING
+
+
+def _kept_bytes(plan: ExperimentPlan) -> int:
+    """Bytes per replica of one policy's results: error and regret per checkpoint, stop time."""
+    return (2 * len(plan.config.checkpoint_list()) + 1) * 8
+
+
+def check_memory(
+    plans: Sequence[ExperimentPlan],
+    *,
+    workers: int = 1,
+    block: int | None = None,
+    remote: bool = False,
+    available: int | None = None,
+) -> None:
+    """Refuse simulated runs whose estimated memory (:func:`memory_needed`) exceeds
+    ``available`` (default: this machine's memory, or this process's cgroup limit).
+
+    ``workers`` processes run the policies (and blocks of ``block`` replicas) side by side;
+    ``remote``: they run elsewhere (a Dask scheduler), and only the merged results stay here.
+    The message gives the estimate and the fixes: fewer replicas, or smaller blocks.
+    """
+    simulated = [plan for plan in plans if not plan.live]
+    limit = available if available is not None else available_memory()
+    if not simulated or limit is None:
+        return
+    replicas = simulated[0].config.replicas
+    units = sum(len(plan.policies) for plan in simulated)  # tasks when no run is split
+    if remote:
+        at_once = 0
+    elif block is None:
+        at_once = replicas * min(workers, units)
+    else:
+        at_once = min(block, replicas) * min(workers, units * math.ceil(replicas / block))
+    needed = memory_needed(simulated, at_once)
+    if needed <= limit:
+        return
+    kept = memory_needed(simulated, 0)
+    arms = max(sum(plan.arm_counts) for plan in simulated)
+    fit = max(1, replicas * limit // needed)
+    fixes = f"lower replicas (--replicas; about {fit} fit)"
+    if kept < limit and not remote:
+        per_replica = (memory_needed(simulated, 1) - kept) * min(workers, units)
+        fixes += (f", or simulate blocks of at most {max(1, (limit - kept) // per_replica)} replicas "
+                  f"(--shard-size; --workers runs that many blocks side by side)")
+    raise ConfigError(
+        f"replicas: {replicas} replicas need about {_size(needed)} of memory ({arms} arms x about "
+        f"{BYTES_PER_ARM} bytes per replica and arm while a policy runs, plus every policy's results), "
+        f"more than the {_size(limit)} here: {fixes}"
+    )
+
+
+def available_memory() -> int | None:
+    """This machine's physical memory, or this process's cgroup limit when lower (``None``
+    where the platform does not say)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit_file).read_text(encoding="ascii").strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"

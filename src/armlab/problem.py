@@ -54,14 +54,19 @@ class Problem:
     source: str = "?"
     reward_range: tuple[float, float] = (-float("inf"), float("inf"))
 
-    def require_truth(self, policy: str, what: str) -> Truth:
-        """Return the truth or raise the error an oracle policy needs on a live source."""
+    def require_truth(self, policy: str, what: str, parameter: str | None = None) -> Truth:
+        """Return the truth or raise the error an oracle policy needs on a live source; a
+        policy that needs the truth only for the default of ``parameter`` names it (setting
+        it is the fix)."""
         if self.truth is None:
             from armlab.errors import ConfigError
 
+            fix = (
+                f"Set {parameter} in the policy's table (the truth is then not needed), or pick a policy "
+                "that does not need oracle inputs." if parameter else "Pick a policy that does not need oracle inputs."
+            )
             raise ConfigError(
                 f"policy {policy!r} needs the source's true {what}, but source "
-                f"{self.source!r} does not know them (live sources never do). "
-                f"Pick a policy that does not need oracle inputs."
+                f"{self.source!r} does not know them (live sources never do). {fix}"
             )
         return self.truth

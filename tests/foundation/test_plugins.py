@@ -73,13 +73,17 @@ def test_third_party_plugin_registers_like_a_builtin():
 
 
 def test_duplicate_names_are_refused_naming_both_classes():
+    """A clash makes only its own name unusable: the other plugins keep working."""
+
     class Clash(Greedy):
         name = "ucb1"
 
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register(_module(armlab_register_policies=lambda: [Clash]), name="clash")
+    registry = Registry(pm)
     with pytest.raises(DuplicatePluginError, match=r"'ucb1'.*UCB1.*Clash"):
-        Registry(pm)
+        registry.get("policy", "ucb1")
+    assert "ucb1" not in registry.names("policy") and registry.get("policy", "sh").name == "sh"
 
 
 def test_unknown_name_lists_the_available_ones(registry):

@@ -32,6 +32,12 @@ def install_fake_distribution(package_dir: Path, site: Path) -> dict[str, Any]:
     return project
 
 
+@pytest.fixture
+def fake_distribution():
+    """:func:`install_fake_distribution`, for tests that install a package of their own."""
+    return install_fake_distribution
+
+
 @pytest.fixture(scope="module")
 def installed_plugin(tmp_path_factory) -> Iterator[dict[str, Any]]:
     """The example plugin package, installed for this module's tests (and removed after).

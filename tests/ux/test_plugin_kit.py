@@ -112,7 +112,7 @@ def test_a_fresh_interpreter_finds_the_entry_point(installed_plugin):
         capture_output=True, text=True, env={**env, "ARMLAB_BLOCK_PLUGINS": "epsilon-greedy"}, timeout=120,
         check=True,
     ).stdout
-    assert "epsilon-greedy" not in blocked
+    assert "  epsilon-greedy " not in blocked and "blocked by ARMLAB_BLOCK_PLUGINS: epsilon-greedy" in blocked
 
 
 def test_the_example_package_tests_pass():

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import click
 
+from armlab.cli.app import App
 from armlab.cli.errors import user_errors
-from armlab.plots import FIGURE_KINDS, load_summary, save_figures
+from armlab.cli.outputs import writable_dir, writable_file
+from armlab.plots import FIGURE_KINDS, figure_file, load_summary, save_figures
 from armlab.plugins import hookimpl
-from armlab.templates.scaffold import plugin_names, render_plugin
+from armlab.templates.scaffold import check_unclaimed, plugin_names, render_plugin
 
 
 @click.command("plot")
@@ -38,11 +40,14 @@ from armlab.templates.scaffold import plugin_names, render_plugin
 def plot_command(source: str, target: str | None, kinds: tuple[str, ...], logx: bool, logy: bool) -> None:
     """Draw the figures of a summary.json (or of the results directory holding it)."""
     path = Path(source)
+    destination = Path(target) if target else path if path.is_dir() else path.parent
     with user_errors():
         summary = load_summary(path)
-        paths = save_figures(
-            summary, target or (path if path.is_dir() else path.parent), kinds or None, logx=logx, logy=logy
-        )
+        if figure_file(destination):
+            writable_file(destination, "--out")
+        else:
+            writable_dir(destination, "--out")
+        paths = save_figures(summary, destination, kinds or None, logx=logx, logy=logy)
     for written in paths:
         click.echo(str(written))
 
@@ -52,11 +57,15 @@ def plot_command(source: str, target: str | None, kinds: tuple[str, ...], logx: 
 @click.option(
     "--dir", "dest", type=click.Path(file_okay=False), help="Where to create the package. Default: ./armlab-NAME."
 )
-def new_plugin_command(name: str, dest: str | None) -> None:
+@click.pass_obj
+def new_plugin_command(app: App, name: str, dest: str | None) -> None:
     """Create a plugin package for policy NAME: pyproject with the armlab entry point, a
-    vectorized policy to edit, its tests and an example experiment."""
+    vectorized policy to edit, its tests and an example experiment.  NAME must not be taken
+    by an installed plugin: once installed, the package would make that name unusable."""
     with user_errors():
         dest_dir = Path(dest or plugin_names(name)["dist"])
+        check_unclaimed(name, app.registry)
+        writable_dir(dest_dir, "--dir")
         files = render_plugin(name, dest_dir)
     click.echo(f"created {dest_dir}/")
     for file in files:

@@ -29,13 +29,15 @@ from rich.progress import (
 )
 
 from armlab.cli.app import App
-from armlab.cli.errors import user_errors
-from armlab.config import ExperimentConfig, load_config
+from armlab.cli.errors import UserError, user_errors
+from armlab.cli.outputs import open_for_append, writable_dir
+from armlab.config import ExperimentConfig
 from armlab.errors import ArmlabError
 from armlab.log import configure_logging
 from armlab.orchestrator.runner import run_experiment
 from armlab.orchestrator.shards import ShardRunner
-from armlab.plots import save_figures
+from armlab.plan import build_plans, check_memory, load_experiment
+from armlab.plots import remove_figures, save_figures
 
 
 @click.command("run")
@@ -74,15 +76,19 @@ def run_command(
 ) -> None:
     """Run the experiment in CONFIG.toml.
 
-    A live experiment run with ``--journal FILE`` survives a crash: run the same command (or
-    ``armlab resume FILE``) again and it replays the journal and continues.
+    A live experiment run with --journal FILE survives a crash: run the same command (or
+    armlab resume FILE) again and it replays the journal and continues.
     """
     if plot and out_dir is None:
         raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
-    with user_errors():
+    with user_errors():  # everything that can be wrong is refused before the work starts
         scale = ShardRunner(workers, executor, scheduler, shard_size)
-        config = load_config(config_path).with_overrides(seed=seed, replicas=replicas)
-    log_file: TextIO | None = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
+        config = load_experiment(config_path, app.registry).with_overrides(seed=seed, replicas=replicas)
+        plans = [plan for _, plan in build_plans(config, app.registry)]
+        check_memory(plans, workers=workers, block=shard_size, remote=scheduler is not None)
+    if out_dir is not None:
+        writable_dir(out_dir, "--out")
+    log_file: TextIO | None = open_for_append(log_path, "--log") if log_path else None
     try:
         with _progress(config) as progress:
             if log_file is not None:
@@ -99,9 +105,11 @@ def run_command(
     finally:
         if log_file is not None:
             log_file.close()
-    click.echo(format_table(summary))
+    click.echo(format_table(summary, arm_names(config)))
+    stale: list[Path] = []
     if out_dir is not None:
         click.echo(f"results: {Path(out_dir) / 'summary.json'}")
+        stale = remove_figures(out_dir)  # they were drawn from the summary just replaced
     if plot:
         assert out_dir is not None
         try:
@@ -110,6 +118,32 @@ def run_command(
             click.echo(f"no figures: {exc}", err=True)
         else:
             click.echo("figures: " + ", ".join(str(p) for p in paths))
+            stale = [path for path in stale if path not in paths]
+    if stale:
+        click.echo("removed the figures of an earlier run: " + ", ".join(str(p) for p in stale), err=True)
+    _require_observations(summary)
+
+
+def _require_observations(summary: dict[str, Any]) -> None:
+    """Fail a live run in which no trial returned a result: its recommendation is no answer,
+    only the arm a policy starts with (usually every trial failed the same way)."""
+    for label, result in summary["policies"].items():
+        if "completed" in result and result["completed"] == 0:
+            raise UserError(
+                f"live run {label!r}: none of its {result['trials']} trials returned a result "
+                f"({result['failed']} failed, {result['abandoned']} abandoned), so its recommendation "
+                "means nothing; the log (--log FILE) gives each failure's reason (a command, module or "
+                "URL that cannot be reached from here fails every trial)"
+            )
+
+
+def arm_names(config: ExperimentConfig) -> list[list[str] | None]:
+    """Per bandit, the names its source gives its arms (``arms = ["A", "B"]``), or ``None``."""
+    names: list[list[str] | None] = []
+    for bandit in config.bandit_list():
+        arms = bandit.source.params.get("arms")
+        names.append([str(a) for a in arms] if isinstance(arms, list) else None)
+    return names
 
 
 @contextmanager
@@ -171,8 +205,9 @@ class ProgressDisplay:
         self.progress.stop()
 
 
-def format_table(summary: dict[str, Any]) -> str:
-    """A short plain-text table of each policy's final metric."""
+def format_table(summary: dict[str, Any], names: list[list[str] | None] | None = None) -> str:
+    """A short plain-text table of each policy's final metric; a live run's recommendation
+    by arm name, when ``names`` (per bandit, see :func:`arm_names`) has them."""
     objective = summary["objective"]
     lines = [
         f"{summary['name']}: {objective}, budget {summary['budget']}, "
@@ -191,6 +226,26 @@ def format_table(summary: dict[str, Any]) -> str:
         else:  # live run
             lines.append(
                 f"{label:<20} trials {result['trials']}, failed {result['failed']}, "
-                f"recommendation {result['recommendation']}"
+                f"recommendation {_recommendation(result, names or [])}"
             )
     return "\n".join(lines)
+
+
+def _recommendation(result: dict[str, Any], names: list[list[str] | None]) -> str:
+    """A live answer in words: ``C (arm 2)``, a set of arms, or one answer per bandit."""
+
+    def arm(index: int, bandit: int) -> str:
+        known = names[bandit] if bandit < len(names) else None
+        return f"{known[index]} (arm {index})" if known and 0 <= index < len(known) else f"arm {index}"
+
+    def answer(value: Any, bandit: int) -> str:
+        if value is None:
+            return "none"
+        if isinstance(value, list):
+            return "{" + ", ".join(arm(i, bandit) for i in value) + "}"
+        return arm(value, bandit)
+
+    recommendation = result["recommendation"]
+    if "bandits" in result:  # several bandits: one answer each
+        return "; ".join(f"bandit {b}: {answer(value, b)}" for b, value in enumerate(recommendation))
+    return answer(recommendation, 0)

@@ -6,20 +6,21 @@ import click
 
 from armlab.cli.app import App
 from armlab.cli.errors import user_errors
-from armlab.config import load_config
-from armlab.plan import build_plan
+from armlab.plan import build_plans, check_memory, load_experiment
 
 
 @click.command("validate")
 @click.argument("config_path", metavar="CONFIG.toml", type=click.Path(dir_okay=False))
 @click.pass_obj
 def validate_command(app: App, config_path: str) -> None:
-    """Check CONFIG.toml: fields, plugin names and parameters, and that every policy can
-    start on the problem (budget large enough, oracle inputs available)."""
+    """Check CONFIG.toml: fields, plugin names and parameters, that every policy can start on
+    the problem (budget large enough, oracle inputs available) for every sweep value, and
+    that the replicas fit in memory when run in one process."""
     with user_errors():
-        config = load_config(config_path)
-        plan = build_plan(config, app.registry)
-    labels = ", ".join(p.label for p in plan.policies)
+        config = load_experiment(config_path, app.registry)
+        plans = build_plans(config, app.registry)
+        check_memory([plan for _, plan in plans])
+    labels = ", ".join(p.label for p in plans[0][1].policies)
     click.echo(
         f"{config_path}: OK ({config.problem.objective.value}, budget {config.problem.budget}, "
         f"{config.replicas} replicas, source {config.source.plugin}, policies: {labels})"

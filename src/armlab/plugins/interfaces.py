@@ -36,9 +36,10 @@ ALL_OBJECTIVES = frozenset(Objective)
 
 
 class PluginParams(BaseModel):
-    """Base of every plugin's parameter model: immutable, unknown fields rejected."""
+    """Base of every plugin's parameter model: immutable, unknown fields rejected, and only
+    finite numbers (TOML's ``nan`` and ``inf`` would run and report meaningless results)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Plugin:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import os
@@ -12,7 +13,14 @@ import pluggy
 from armlab import hookspecs
 from armlab.errors import PluginError
 
-__all__ = ["BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "entry_points_enabled", "get_plugin_manager"]
+__all__ = [
+    "BLOCK_VARIABLE",
+    "BUILTIN_PLUGINS",
+    "ENTRY_POINT_GROUP",
+    "ArmlabPluginManager",
+    "entry_points_enabled",
+    "get_plugin_manager",
+]
 
 ENTRY_POINT_GROUP = "armlab"
 
@@ -32,21 +40,51 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "armlab.cli.extras",
 )
 
+#: The environment variable that blocks plugins by name (comma-separated).
+BLOCK_VARIABLE = "ARMLAB_BLOCK_PLUGINS"
+
+
+class ArmlabPluginManager(pluggy.PluginManager):
+    """pluggy's plugin manager, plus what armlab's messages need to say about it.
+
+    ``blocked`` maps each blocked name to what blocked it (``ARMLAB_BLOCK_PLUGINS``, or the
+    ``blocked`` argument of :func:`get_plugin_manager`).
+    """
+
+    def __init__(self) -> None:
+        super().__init__("armlab")
+        self.blocked: dict[str, str] = {}
+
+    @functools.cached_property
+    def entry_points(self) -> dict[str, str]:
+        """The installed ``armlab`` entry points, loaded or not: name -> distribution."""
+        return {
+            ep.name: f"{dist.name} {dist.version}"
+            for dist in importlib.metadata.distributions()
+            for ep in dist.entry_points.select(group=ENTRY_POINT_GROUP)
+        }
+
 
 def get_plugin_manager(
     load_entrypoints: bool | None = None, blocked: Iterable[str] = ()
-) -> pluggy.PluginManager:
+) -> ArmlabPluginManager:
     """Return a fresh plugin manager with armlab's hooks and plugins registered.
 
     Order: add the specs; block names from ``blocked`` and ``ARMLAB_BLOCK_PLUGINS``
     (comma-separated); load the ``armlab`` entry points unless ``load_entrypoints`` is
     false or ``ARMLAB_DISABLE_PLUGIN_AUTOLOAD=1``; register the built-in modules; check that
-    every implemented hook exists.
+    every implemented hook exists.  A blocked name must be an installed entry point's or a
+    built-in module's (anything else would block nothing, silently): the registry refuses
+    others, naming the module of a plugin so named (:class:`~armlab.plugins.registry.Registry`).
     """
-    pm = pluggy.PluginManager("armlab")
+    pm = ArmlabPluginManager()
     pm.add_hookspecs(hookspecs)
-    env_blocked = os.environ.get("ARMLAB_BLOCK_PLUGINS", "")
-    for name in [*blocked, *filter(None, (n.strip() for n in env_blocked.split(",")))]:
+    env_blocked = os.environ.get(BLOCK_VARIABLE, "")
+    pm.blocked = {
+        **dict.fromkeys(blocked, "get_plugin_manager(blocked=...)"),
+        **dict.fromkeys(filter(None, (n.strip() for n in env_blocked.split(","))), BLOCK_VARIABLE),
+    }
+    for name in pm.blocked:
         pm.set_blocked(name)
     if entry_points_enabled(load_entrypoints):
         _load_entry_points(pm)

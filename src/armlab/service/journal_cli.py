@@ -47,8 +47,8 @@ def backup_command(journal_path: str, target: str) -> None:
 def salvage_command(journal_path: str, target: str) -> None:
     """Copy the readable, verified events of a damaged JOURNAL into the new journal NEW.
 
-    JOURNAL is only read.  Resume NEW with ``armlab resume NEW`` (or ``armlab serve
-    --journal NEW``): the events after the damage are lost, and trials that were pending
+    JOURNAL is only read.  Resume NEW with armlab resume NEW (or armlab serve
+    --journal NEW): the events after the damage are lost, and trials that were pending
     then are run or asked for again.
     """
     with user_errors():

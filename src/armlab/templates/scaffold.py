@@ -15,10 +15,14 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from string import Template
+from typing import TYPE_CHECKING
 
 from armlab.errors import ConfigError
 
-__all__ = ["plugin_names", "render_plugin"]
+if TYPE_CHECKING:
+    from armlab.plugins.registry import Registry
+
+__all__ = ["check_unclaimed", "plugin_names", "render_plugin"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 _SUFFIX = ".tmpl"
@@ -39,6 +43,28 @@ def plugin_names(name: str) -> dict[str, str]:
         plugin=name,
         cls="".join(w.capitalize() for w in words),
     )
+
+
+def check_unclaimed(name: str, registry: Registry) -> None:
+    """Refuse a plugin name that an installed plugin (or entry point) already has.
+
+    The package would register a second plugin of that name (and an entry point of that
+    name), so once installed the name would be unusable for both; the message names the
+    plugin that has it.
+    """
+    plugin_names(name)  # a valid name first
+    claims = [(info.kind, info.origin) for info in registry.infos() if info.name == name]
+    claims += [(infos[0].kind, " and ".join(i.origin for i in infos))
+               for clashed, infos in registry.clashes().items() if clashed == name]
+    entry_points = getattr(registry.pm, "entry_points", {})
+    if name in entry_points:
+        claims.append(("plugin entry point", entry_points[name]))
+    if claims:
+        kind, origin = claims[0]
+        raise ConfigError(
+            f"{name!r} is already the name of a {kind} ({origin}); a package registering it again would, "
+            f"once installed, make {name!r} unusable: choose another name, e.g. 'my-{name}'"
+        )
 
 
 def _files(root: Traversable, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Traversable]]:
@@ -64,7 +90,10 @@ def render_plugin(name: str, dest: str | Path) -> list[Path]:
     for parts, source in _files(resources.files("armlab.templates") / "plugin"):
         relative = Path(*(names["module"] if part == "__module__" else part for part in parts))
         text = Template(source.read_text(encoding="utf-8")).substitute(names)
-        (dest / relative).parent.mkdir(parents=True, exist_ok=True)
-        (dest / relative).write_text(text, encoding="utf-8")
+        try:
+            (dest / relative).parent.mkdir(parents=True, exist_ok=True)
+            (dest / relative).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot write {dest / relative}: {exc.strerror or exc}; choose another --dir") from None
         written.append(relative)
     return written

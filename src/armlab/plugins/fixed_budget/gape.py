@@ -166,7 +166,7 @@ class GapE(GapIndexPolicy):
         super().reset(problem, replicas, rng)
         p, k = self.params, problem.n_arms
         if p.b is None:
-            truth = problem.require_truth(self.name, "means and variances (for the reward bound b; set b to avoid)")
+            truth = problem.require_truth(self.name, "means and variances (for the reward bound b)", parameter="b")
             self.b = seed004_range_bound(truth.means, truth.variances, problem.budget)
         else:
             self.b = np.full(replicas, p.b)

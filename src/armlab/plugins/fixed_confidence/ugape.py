@@ -202,7 +202,7 @@ class UGapEb(_UGapE):
         self._synced_at = np.full(replicas, -1, dtype=np.int64)
 
     def _optimal_a(self, problem: Problem) -> np.ndarray:
-        truth = problem.require_truth(self.name, "means (for a = 'optimal')")
+        truth = problem.require_truth(self.name, "means (for a = 'optimal')", parameter="a to a number")
         try:
             h = h_epsilon(truth.means, self.top_m, problem.epsilon, self.span)
         except ValueError as exc:

@@ -128,7 +128,7 @@ def exploration_parameter(
     params = policy.params
     if params.a is not None:
         return np.full(replicas, params.a)
-    truth = problem.require_truth(policy.name, what)
+    truth = problem.require_truth(policy.name, what, parameter="a")
     try:
         value = complexity(truth)
     except ValueError as exc:
