@@ -25,12 +25,12 @@ ONE = np.zeros(1, dtype=np.int64)
 
 def _config(policy: dict, allocator: dict | None, bandits: int, means: list[float]) -> dict:
     entries = [
-        {"label": f"test{b}", "target_arm": 1, "source": {"plugin": "bernoulli", "means": [means[0] + 0.1 * b, *means[1:]]}}
+        {"label": f"test{b}", "target_arm": 1, "source": {"plugin": "bernoulli", "means": [round(means[0] - 0.05 * b, 2), *means[1:]]}}
         for b in range(bandits)
     ]
     config = {
         "name": "one-engine", "seed": 17, "replicas": 1, "checkpoints": [20, 60, 300],
-        "problem": {"objective": "best-arm", "budget": 300, "delta": 0.3},
+        "problem": {"objective": "best-arm", "budget": 900, "delta": 0.3},
         "policies": [policy],
     }
     if bandits == 1:
@@ -66,7 +66,10 @@ CASES = {
     "gcp-bayes": (BAYES, {"plugin": "gcp-bayes", "warmup_per_arm": 2}, 3, CLOSE),
     "gcp-targeted": (BAYES, {"plugin": "gcp-targeted", "warmup_per_arm": 2}, 3, CLOSE),
     "uniform-bandit": ({"plugin": "ucb1"}, {"plugin": "uniform-bandit"}, 2, CLOSE),
+    # each bandit's rule stops its own bandit; the run stops once all three have
+    "lucb1-three-bandits-stop": ({"plugin": "lucb1"}, {"plugin": "uniform-bandit"}, 3, CLEAR),
 }
+STOPPING = {"lucb1-stops", "lucb1-three-bandits-stop"}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -103,7 +106,8 @@ def test_live_run_makes_the_monte_carlo_choices(case, registry):
         assert np.array_equal(live.core.stats[b].counts, sim.stats[b].counts)
         assert np.array_equal(live.core.stats[b].means, sim.stats[b].means)
     assert int(live.core.stopped_at[0]) == int(sim.stopped_at[0])
-    assert live.stopped == (case == "lucb1-stops") and (len(asked) < 300) == live.stopped
+    assert live.stopped == (case in STOPPING) and (len(asked) < 900) == live.stopped
+    assert np.array_equal(live.core.open, sim.core.open)
     # the checkpoints: the same recommendations, hence the same error curve
     assert len(live.recommendations) == len(cfg.checkpoint_list())
     errors = []
@@ -120,7 +124,7 @@ def test_a_listener_hears_the_typed_events_of_simulated_and_live_runs(registry, 
     run_experiment(config, registry=registry, listeners=[heard.append])
     assert [(type(e), e.trials) for e in heard] == [
         (events.CheckpointReached, 20), (events.CheckpointReached, 60), (events.CheckpointReached, 300),
-        (events.PolicyFinished, 20 * 300),
+        (events.CheckpointReached, 900), (events.PolicyFinished, 20 * 900),
     ]
     assert heard[0].policy == "ucb1" and heard[0].metric == "error_rate" and 0 <= heard[0].value <= 1
 
@@ -131,5 +135,5 @@ def test_a_listener_hears_the_typed_events_of_simulated_and_live_runs(registry, 
     heard.clear()
     run_experiment(live, registry=registry, listeners=[heard.append])
     kinds = [e.kind for e in heard]
-    assert kinds.count("trial_dispatched") == kinds.count("trial_observed") == 300
-    assert kinds.count("checkpoint") == 3 and kinds[-2:] == ["trial_observed", "checkpoint"]
+    assert kinds.count("trial_dispatched") == kinds.count("trial_observed") == 900
+    assert kinds.count("checkpoint") == 4 and kinds[-2:] == ["trial_observed", "checkpoint"]

@@ -22,6 +22,7 @@ from armlab.orchestrator.live_types import (
     UnknownTrial,
 )
 from armlab.plugins.fixed_confidence.lucb1 import LUCB1
+from armlab.plugins.gcp.allocators import UniformBandit
 from armlab.plugins.policies.sh import SequentialHalving
 from armlab.plugins.policies.thompson import Thompson
 from armlab.plugins.policies.ucb1 import UCB1
@@ -322,3 +323,40 @@ def test_a_policy_that_cannot_skip_arms_refuses_retirement(live):
     with pytest.raises(RetireRefused, match="'lucb1' cannot retire arms"):
         exp.retire(1)
     assert exp.trials == [] and exp.stats.active.all()
+
+
+def test_with_several_bandits_a_stopping_rule_stops_its_own_bandit(live):
+    """Three bandits of different difficulty under one budget: each rule closes its bandit,
+    later trials go to the others, and the experiment stops when all three are confident."""
+    problems = [Problem(objective=Objective.BEST_ARM, budget=3000, n_arms=2, reward_range=(0.0, 1.0), delta=0.1)
+                for _ in range(3)]
+    rates = [(0.95, 0.05), (0.8, 0.3), (0.7, 0.4)]  # easy to hard
+    records, seen = [], []
+    exp = Experiment(LUCB1, problems, 5, allocator=UniformBandit({"arm_rule": "policy"}), in_flight=3,
+                     recorder=records.append)
+    exp.add_listener(seen.append)
+    pending, closed_at = [], {}
+    while True:
+        try:
+            while len(pending) < 3:
+                pending.append(exp.ask())
+        except NoTrialAvailable:
+            if exp.stopped:
+                break
+        trial = pending.pop(0)
+        assert trial.bandit not in closed_at  # a closed bandit is never dispatched again
+        exp.tell(trial.id, live.conversion(trial.arm, trial.pull + 1000 * trial.bandit, rates=rates[trial.bandit]))
+        for event in seen:
+            if isinstance(event, events.BanditConfident):
+                closed_at.setdefault(event.bandit, event.trials)
+    for trial in pending:  # dispatched before the stop: accepted and counted
+        assert exp.tell(trial.id, 1.0).status == "accepted"
+    for event in seen:  # the last bandit closed inside the final ask
+        if isinstance(event, events.BanditConfident):
+            closed_at.setdefault(event.bandit, event.trials)
+    assert sorted(closed_at) == [0, 1, 2] and closed_at[0] < max(closed_at.values())
+    assert [type(e).__name__ for e in seen].count("ExperimentStopped") == 1
+    assert exp.status()["stop"]["reason"] == "confident" and all(b["stopped"] for b in exp.status()["bandits"])
+    again = Experiment(LUCB1, problems, 5, allocator=UniformBandit({"arm_rule": "policy"}), in_flight=3)
+    again.replay(records)
+    assert live.state(again) == live.state(exp) and again.status()["stop"] == exp.status()["stop"]

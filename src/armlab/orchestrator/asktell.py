@@ -189,34 +189,34 @@ class Experiment(Answers, JournalReplay):
         if state is not ExperimentState.RUNNING:
             raise NoTrialAvailable(state, self._explain(state))
         self._take_checkpoints()  # the ones passed since the last dispatch
-        choice = self._choose()
-        if choice is None:  # the stopping rule (or the allocator) is done: recorded, then applied
-            bandit, reason = self._who_stopped()
+        while True:
+            decision, bandit, arm = self._decide()
+            if decision == "dispatch":
+                self._commit(Event("dispatch", len(self.trials), arm, bandit, key=key, at=self._now()))
+                return self.trials[-1].trial
+            # a stopping rule is confident (its bandit closes) or the allocator is done (the
+            # experiment stops): recorded, then applied; other bandits may still take the trial
+            reason = "confident" if decision == "close" else "allocator"
             self._commit(Event("stopped", len(self.trials), 0, bandit, reason=reason, at=self._now()))
-            state = self.state
-            raise NoTrialAvailable(state, self._explain(state))
-        bandit, arm = choice
-        self._commit(Event("dispatch", len(self.trials), arm, bandit, key=key, at=self._now()))
-        return self.trials[-1].trial
+            if self.stopped:
+                state = self.state
+                raise NoTrialAvailable(state, self._explain(state))
 
-    def _choose(self) -> tuple[int, int] | None:
-        """The core's next (bandit, arm), or None when a stopping rule or the allocator stops."""
+    def _decide(self) -> tuple[str, int, int]:
+        """The core's next step for this replica: ``("dispatch", bandit, arm)``,
+        ``("close", bandit, 0)`` (that bandit's stopping rule stopped) or ``("stop", 0, 0)``
+        (the allocator is done)."""
         core = self.core
         if not core.multi_bandit:  # the one-bandit fast path of DecisionCore.choose
             arm = int(core.policies[0].select(core.stats[0])[0])
-            return (0, arm) if arm >= 0 else None
-        chosen, _ = core.choose(_ROW)
-        if not chosen:
-            return None
-        bandit, _, arms = chosen[0]
-        return bandit, int(arms[0])
-
-    def _who_stopped(self) -> tuple[int, str]:
-        """(bandit, reason) of a stop: a bandit's stopping rule is confident, or the allocator is done."""
-        if not self.core.multi_bandit:
-            return 0, "confident"
-        bandit = int(self.core.allocator.select(self.core.stats)[0])
-        return (bandit, "confident") if bandit >= 0 else (0, "allocator")
+            return ("dispatch", 0, arm) if arm >= 0 else ("close", 0, 0)
+        choice = core.choose(_ROW)
+        if choice.chosen:
+            bandit, _, arms = choice.chosen[0]
+            return "dispatch", bandit, int(arms[0])
+        if choice.closing:
+            return "close", choice.closing[0][0], 0
+        return "stop", 0, 0
 
     def tell(self, trial_id: int, reward: Any) -> Report:
         """Report the reward of a trial (see the module docstring for every case)."""
@@ -329,15 +329,17 @@ class Experiment(Answers, JournalReplay):
             self._emit(ev.ArmRetired(bandit, event.arm, len(self.trials), event.reason))
             return
         if event.kind == "stopped":
-            self.core.stop(_ROW)
-            self.stop_record = {"trials": len(self.trials), "reason": event.reason, "bandit": bandit,
-                                "recommendation": self.recommendation(), "delta": self.problems[bandit].delta}
-            if self._listeners:
-                if event.reason == "confident":
-                    self._emit(ev.BanditConfident(bandit, len(self.trials), self._answer(bandit)))
+            if event.reason == "confident":
+                self.core.close(bandit, _ROW)
+                self._emit(ev.BanditConfident(bandit, len(self.trials), self._answer(bandit)))
+            else:
+                self.core.stop(_ROW)
+            if self.stopped:
+                self.stop_record = {"trials": len(self.trials), "reason": event.reason, "bandit": bandit,
+                                    "recommendation": self.recommendation(), "delta": self.problems[bandit].delta}
                 self._emit(ev.ExperimentStopped(event.reason, len(self.trials)))
-            if not self._pending:
-                self._take_checkpoints()  # finished: the last checkpoints
+                if not self._pending:
+                    self._take_checkpoints()  # finished: the last checkpoints
             return
         record = self.trials[event.trial]
         if event.kind == "late":

@@ -27,6 +27,7 @@ machine before each dispatch and when the run finishes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,7 +36,22 @@ from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["DecisionCore"]
+__all__ = ["Choice", "DecisionCore"]
+
+
+@dataclass
+class Choice:
+    """What :meth:`DecisionCore.choose` decided for a set of replicas.
+
+    ``chosen``: ``(bandit, rows, arms)`` groups to dispatch; ``stopped``: rows whose
+    allocator answered :data:`STOPPED`; ``closing``: ``(bandit, rows)`` whose bandit's
+    stopping rule answered :data:`STOPPED` (those rows dispatch nothing this time; with one
+    bandit, closing it stops the replica).
+    """
+
+    chosen: list[tuple[int, np.ndarray, np.ndarray]]
+    stopped: np.ndarray
+    closing: list[tuple[int, np.ndarray]]
 
 
 class DecisionCore:
@@ -70,6 +86,7 @@ class DecisionCore:
         allocator.reset(self.problems, n, KeyedRandom(seed, "allocator", replicas=self.replica_ids))
         self.dispatched = np.zeros(n, dtype=np.int64)
         self.stopped_at = np.full(n, -1, dtype=np.int64)  # trials dispatched when it stopped
+        self.open = np.ones((n, len(self.problems)), dtype=bool)  # bandits still taking trials
         self.checkpoints = np.asarray(checkpoints, dtype=np.int64)
         self.next_checkpoint = np.zeros(n, dtype=np.int64)  # index of each replica's next one
         self._targets = np.append(self.checkpoints, np.iinfo(np.int64).max)
@@ -89,39 +106,66 @@ class DecisionCore:
         return ((self.stopped_at >= 0) | (self.dispatched >= self.budget)) & (np.asarray(in_flight) == 0)
 
     # -- choosing ------------------------------------------------------------------------
-    def choose(self, rows: np.ndarray) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], np.ndarray]:
-        """The next trial of each of ``rows``, grouped as ``(bandit, rows, arms)``, and the rows
-        for which the allocator or the policy answered :data:`STOPPED`.
+    def choose(self, rows: np.ndarray) -> Choice:
+        """The next trial of each of ``rows`` (see :class:`Choice`); nothing changes here.
 
         One bandit: its policy picks.  Several: the allocator picks each replica's bandit
-        (and, for joint rules, the arm), the bandit's policy the arm.  Nothing changes here:
-        the caller stops the returned rows (:meth:`stop`) once that is recorded.
+        (and, for joint rules, the arm), the bandit's policy the arm.  A bandit whose
+        stopping rule has stopped (:meth:`close`) takes no more trials: a replica the
+        allocator sends there gets the open bandit with the fewest trials instead.  The
+        caller applies what the choice says once it is recorded: :meth:`close` for
+        ``closing``, :meth:`stop` for ``stopped``.
         """
         if not self.multi_bandit:
-            return self._policy_arms(0, rows, None)
+            part = self._policy_arms(0, rows, None)
+            return Choice(part.chosen, rows[:0], [(0, part.stopped)] if part.stopped.size else [])
         choice = self.allocator.select(self.stats)
         joint_arms = self.allocator.select_arms(self.stats, choice)
         choice = choice[rows]
-        chosen, stopped = [], [rows[choice < 0]]
+        moved = np.zeros(rows.size, dtype=bool)
+        if not self.open.all():
+            choice, moved = self._avoid_closed(rows, choice)
+        result = Choice([], rows[choice < 0], [])
         for b in np.unique(choice[choice >= 0]):
-            mine = rows[choice == b]
-            picked, halted = self._policy_arms(int(b), mine, None if joint_arms is None else joint_arms[mine])
-            chosen += picked
-            stopped.append(halted)
-        return chosen, np.concatenate(stopped)
+            in_b = choice == b
+            for group, arms in ((in_b & ~moved, joint_arms), (in_b & moved, None)):  # moved: the policy picks
+                if not group.any():
+                    continue
+                mine = rows[group]
+                part = self._policy_arms(int(b), mine, None if arms is None else arms[mine])
+                result.chosen += part.chosen
+                result.closing += [(int(b), part.stopped)] if part.stopped.size else []
+        return result
 
-    def _policy_arms(
-        self, bandit: int, rows: np.ndarray, arms: np.ndarray | None
-    ) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], np.ndarray]:
+    def _avoid_closed(self, rows: np.ndarray, choice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Send replicas whose chosen bandit is closed to their open bandit with the fewest
+        trials (ties: the lowest index); returns the choice and which rows moved."""
+        open_ = self.open[rows]
+        moved = (choice >= 0) & ~open_[np.arange(rows.size), np.maximum(choice, 0)]
+        if not moved.any():
+            return choice, moved
+        trials = np.stack([st.dispatched[rows] for st in self.stats], axis=1).astype(np.float64)
+        trials[~open_] = np.inf
+        choice = choice.copy()
+        choice[moved] = np.argmin(trials[moved], axis=1)
+        return choice, moved
+
+    def _policy_arms(self, bandit: int, rows: np.ndarray, arms: np.ndarray | None) -> Choice:
         if arms is None:
             arms = self.policies[bandit].select(self.stats[bandit])
             if rows.size != arms.size:
                 arms = arms[rows]
         stop = arms == STOPPED
         if not stop.any():
-            return [(bandit, rows, arms)], rows[:0]
+            return Choice([(bandit, rows, arms)], rows[:0], [])
         go = ~stop
-        return ([(bandit, rows[go], arms[go])] if go.any() else []), rows[stop]
+        return Choice([(bandit, rows[go], arms[go])] if go.any() else [], rows[stop], [])
+
+    def close(self, bandit: int, rows: np.ndarray) -> None:
+        """Bandit ``bandit``'s stopping rule stopped for ``rows``: it takes no more of their
+        trials; a replica whose every bandit is closed stops."""
+        self.open[rows, bandit] = False
+        self.stop(rows[~self.open[rows].any(axis=1)])
 
     def stop(self, rows: np.ndarray) -> None:
         """Stop ``rows`` for good (a stopping rule is confident, or the allocator is done)."""

@@ -151,9 +151,11 @@ class Simulation:
             may &= self.ledger.in_flight < self.in_flight_limit
         rows = self._all_rows if may.all() else np.flatnonzero(may)
         if rows.size:
-            chosen, stopped = core.choose(rows)
-            core.stop(stopped)
-            for bandit, picked, arms in chosen:
+            choice = core.choose(rows)
+            core.stop(choice.stopped)
+            for bandit, closed_rows in choice.closing:
+                core.close(bandit, closed_rows)
+            for bandit, picked, arms in choice.chosen:
                 self._dispatch(bandit, picked, arms)
         if self.ledger is not None:
             for bandit, r, arms, rewards in self.ledger.release(self.step_index):

@@ -79,6 +79,7 @@ class Answers:
                 "intervals": self.confidence_intervals(b),
                 "retired": sorted(arm for bandit, arm in self.retired if bandit == b),
                 "recommendation": self._answer(b),
+                "stopped": not self.core.open[0, b],
             }
             for b, st in enumerate(self.core.stats)
         ]

@@ -44,7 +44,7 @@ class JournalReplay:
     fail: Callable[..., Report]
     abandon: Callable[..., Report]
     retire: Callable[..., bool]
-    _choose: Callable[[], tuple[int, int] | None]
+    _decide: Callable[[], tuple[str, int, int]]
     _commit: Callable[[Event], None]
 
     def replay(self, events: Iterable[Event]) -> int:
@@ -74,9 +74,12 @@ class JournalReplay:
                     raise JournalMismatch(f"{where}: arm {event.arm} of bandit {event.bandit} was already retired")
                 return
             if event.kind == "stopped":
-                if self._choose() is not None:
-                    raise JournalMismatch(f"{where}: the journal says the experiment stopped here, but "
-                                          "the policy now goes on; the policy or the experiment changed")
+                decision, bandit, _ = self._decide()
+                expected = ("close", event.bandit) if event.reason == "confident" else ("stop", 0)
+                if (decision, bandit) != expected:
+                    raise JournalMismatch(f"{where}: the journal says a stopping rule or the allocator stopped "
+                                          "here, but the experiment now goes on; the policy or the experiment "
+                                          "changed")
                 self._commit(event)
                 return
             if event.kind == "dispatch":

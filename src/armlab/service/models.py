@@ -151,6 +151,7 @@ class BanditOut(BaseModel):
     intervals: list[list[float] | None] = Field(description="95% normal-approximation interval per arm (None below two rewards)")
     recommendation: Recommendation
     retired: list[int] = Field(description="arms retired by the operator (never dispatched again)")
+    stopped: bool = Field(description="its stopping rule is confident: it takes no more trials")
 
 
 class StopOut(BaseModel):
