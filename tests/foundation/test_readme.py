@@ -5,13 +5,19 @@ results an earlier `armlab run --out results/x` wrote), with `examples/` and `da
 and `armlab run` at a reduced number of replicas (live runs are one replica already).
 `armlab serve` runs until stopped, so here its command line is parsed and its config
 validated; the service itself is driven end to end, in real processes, by
-tests/live/test_processes.py.
+tests/live/test_processes.py.  A Python block that talks to a served experiment runs against
+a real `armlab serve` started for it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -73,6 +79,31 @@ def workdir(tmp_path_factory):
         yield root
 
 
+@contextmanager
+def _served_example(code: str, workdir: Path, monkeypatch) -> Iterator[str]:
+    """A block that talks to `armlab serve` gets a real one: the A/B example at budget 40,
+    on a free port that replaces the block's (its only change), with ARMLAB_TOKEN set."""
+    if "http://127.0.0.1:8000" not in code:
+        yield code
+        return
+    config = workdir / "ab-readme.toml"
+    config.write_text((REPO / "examples/live/ab_service.toml").read_text().replace("budget = 400", "budget = 40"))
+    token = "r" * 32
+    monkeypatch.setenv("ARMLAB_TOKEN", token)
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "serve", str(config),
+         "--journal", str(workdir / "ab-readme.sqlite"), "--port", "0", "--log", os.devnull],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "ARMLAB_TOKEN": token},
+    )
+    try:
+        banner = server.stdout.readline()
+        assert "serving" in banner, banner
+        yield code.replace("http://127.0.0.1:8000", "http://" + banner.split("http://")[1].split()[0])
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+
+
 def test_readme_states_two_setup_commands_and_ci_runs_the_test_one():
     commands = setup_commands()
     assert len(commands) == 2
@@ -119,9 +150,10 @@ def test_readme_shell_command(line, workdir, monkeypatch):
 
 
 @pytest.mark.parametrize("code", fenced("python"), ids=lambda code: code.split("\n", 1)[0][:40])
-def test_readme_python_block(code, workdir):
+def test_readme_python_block(code, workdir, monkeypatch):
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
+    with _served_example(code, workdir, monkeypatch) as code:
+        exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
     if "EpsilonGreedy" in namespace:
         from armlab.testing import check_policy
 
