@@ -13,11 +13,7 @@ comes with the closest known name.
 
 from __future__ import annotations
 
-import difflib
-import re
 import tomllib
-import types
-import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from armlab.config_errors import field_path, format_validation_error, misplaced, suggest
 from armlab.errors import ConfigError
 from armlab.problem import Objective
 
@@ -69,12 +66,6 @@ class InvalidExperiment(ConfigError):
 
     def __reduce__(self) -> tuple[type[InvalidExperiment], tuple[list[str]]]:
         return type(self), (self.problems,)  # pickled (from a worker process) with its lines
-
-
-def suggest(name: str, known: Sequence[str]) -> str:
-    """``"; did you mean 'x'?"`` for the known name closest to a misspelled ``name``, or ``""``."""
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class _Strict(BaseModel):
@@ -145,7 +136,7 @@ class FeedbackConfig(_Strict):
 class MetricsConfig(_Strict):
     """``[metrics]``: extra metrics tracked along simulated runs (each costs time per step).
 
-    ``confidence = true`` tracks seed 003's eq. (3) confidence bound for every replica and
+    ``confidence = true`` tracks the greedy-confidence-pursuit paper's eq. (3) confidence bound for every replica and
     reports it per checkpoint plus completion times; see
     :mod:`armlab.plugins.gcp.confidence_observer` for the definition and the summary keys.
     """
@@ -198,7 +189,7 @@ class BanditEntry(_Strict):
 
     Bandits share the trial budget of ``[problem]``; each has its own source (arm counts may
     differ), and may override the objective and ``m`` of ``[problem]``.  ``target_arm`` names
-    the arm a *targeted* experiment hopes is best (seed 003, section 5.1): targeted allocators
+    the arm a *targeted* experiment hopes is best (the greedy-confidence-pursuit paper, section 5.1): targeted allocators
     pursue it, and the summary counts completions among bandits where it truly is best.
     Entries with ``count > 1`` stand for that many bandits whose instances are drawn
     independently (a random source gives each its own instance).
@@ -407,95 +398,6 @@ class ExperimentConfig(_Strict):
         return validate_config(data)
 
 
-#: A message that starts with the field path it is about (``feedback.delay: ...``).
-_PATH_PREFIX = re.compile(r"^[A-Za-z_][\w.\[\]]*: ")
-#: The location parts pydantic adds for the members of a union (``float``, ``list[float]``).
-_UNION_MEMBER = re.compile(r"^(float|int|str|bool|none|bytes)$|\[")
-
-
-def field_path(loc: Sequence[str | int], prefix: str = "") -> str:
-    """``policies[0].plugin`` from a location ``("policies", 0, "plugin")`` (list positions
-    in brackets, as in the messages of :mod:`armlab.plan`; union members left out)."""
-    path = prefix
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif part != "__root__" and not _UNION_MEMBER.search(part):
-            path = f"{path}.{part}" if path else str(part)
-    return path
-
-
-def format_validation_error(
-    exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
-) -> list[str]:
-    """One line per problem: ``field.path: message`` (pydantic's wording, our field paths).
-
-    With ``model`` (the model that was validated), an unknown field is followed by the
-    closest field name the model has at that place.  A model-level check whose message
-    already starts with the path it is about (``sweep.parameter: ...``) keeps it as is.
-    The messages of a value that fits no member of a union share one line.
-    """
-    messages: dict[str, list[str]] = {}  # path -> its messages, in pydantic's order
-    for err in exc.errors():
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            known = _fields_at(model, err["loc"][:-1]) if model is not None else []
-            message = "unknown field; remove it or check its spelling" + suggest(str(err["loc"][-1]), known)
-        elif err["type"] == "missing":
-            message = "required field is missing"
-        if not err["loc"] and _PATH_PREFIX.match(message):
-            where, _, message = message.partition(": ")
-            where = f"{prefix}.{where}" if prefix else where
-        else:
-            where = field_path(err["loc"], prefix) or "(top level)"
-        messages.setdefault(where, []).append(message)
-    return [f"{where}: {' or '.join(dict.fromkeys(found))}" for where, found in messages.items()]
-
-
-def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
-    """The field names of the model found at ``loc`` inside ``model`` (``[]`` if none)."""
-    current: type[BaseModel] | None = model
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        info = current.model_fields.get(part) if current is not None else None
-        current = _model_in(info.annotation) if info is not None else None
-    return list(current.model_fields) if current is not None else []
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    """The pydantic model inside an annotation (``X``, ``X | None``, ``list[X]``), if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is not None:
-        for arg in typing.get_args(annotation):
-            found = _model_in(arg)
-            if found is not None:
-                return found
-    return None
-
-
-#: Top-level keys that are tables or arrays of tables; a key written after such a table's
-#: header belongs to that table in TOML.
-_TABLES = ("problem", "source", "feedback", "metrics", "allocator", "sweep", "policies", "bandits")
-
-
-def _misplaced(data: dict[str, Any], key: str) -> str:
-    """Where TOML put a top-level ``key`` that is missing: a key written below a ``[table]``
-    header belongs to that table, so ``policies = [...]`` after ``[source]`` is no list."""
-    for table in _TABLES:
-        value = data.get(table)
-        entries = value if isinstance(value, list) else [value]
-        for index, entry in enumerate(entries):
-            if isinstance(entry, dict) and key in entry:
-                at = f"[{table}]" if not isinstance(value, list) else f"{table}[{index}]"
-                return (
-                    f"; `{key} = ...` sits inside {at} (in TOML a key written below a [table] header "
-                    f"belongs to that table): move it above the first [table] header"
-                )
-    return ""
-
-
 def config_problems(exc: ValidationError, data: dict[str, Any]) -> list[str]:
     """The lines of an experiment's validation error; a missing top-level field that TOML
     put inside a table says so."""
@@ -503,7 +405,7 @@ def config_problems(exc: ValidationError, data: dict[str, Any]) -> list[str]:
     for err in exc.errors():
         if err["type"] == "missing" and len(err["loc"]) == 1:
             key = str(err["loc"][0])
-            lines = [line + _misplaced(data, key) if line.startswith(f"{key}: ") else line for line in lines]
+            lines = [line + misplaced(data, key) if line.startswith(f"{key}: ") else line for line in lines]
     return lines
 
 
