@@ -25,7 +25,7 @@ TAU = 0.5
 T = 10_000
 K = 100
 
-# Seed 000 instances: arms 1-10 as listed, arms 11-100 at mean 0.4 and at the midpoint of
+# The thresholding-bandits paper instances: arms 1-10 as listed, arms 11-100 at mean 0.4 and at the midpoint of
 # their variance interval.
 SEED000 = {
     1: ([0.20, 0.25, 0.30, 0.35, 0.45, 0.55, 0.65, 0.70, 0.75, 0.80], 0.5, 0.6, 0.40),
@@ -53,7 +53,7 @@ def seed000_instance(exp: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("exp", sorted(TABLE))
-def test_seed000_table_row(exp):
+def test_thresholding_table_row(exp):
     means, variances = seed000_instance(exp)
     gaps = tbp_gaps(means, TAU)
     hs1_plain = variance_complexity(gaps, variances, squared=False)
@@ -89,15 +89,15 @@ def test_ugape_vector():
     assert (2000 - 4) / (4 * h) == pytest.approx(1.10347, rel=REL)
 
 
-def seed004_base(k: int = 64) -> tuple[np.ndarray, np.ndarray]:
+def heterogeneous_variance_base(k: int = 64) -> tuple[np.ndarray, np.ndarray]:
     i = np.arange(1, k + 1)
     means = 1.0 - np.sqrt((i - 1) / k)
     variances = np.where(i % 2 == 0, 0.9 * means**2 + 0.1, 0.1)
     return means, variances
 
 
-def test_seed004_vectors():
-    means, variances = seed004_base()
+def test_heterogeneous_variance_vectors():
+    means, variances = heterogeneous_variance_base()
     np.testing.assert_allclose(means[:4], [1, 0.875, 0.82322, 0.78349], rtol=1e-4)
     np.testing.assert_allclose(variances[:4], [0.1, 0.78906, 0.1, 0.65247], rtol=1e-4)
     gaps = best_arm_gaps(means)
@@ -108,7 +108,7 @@ def test_seed004_vectors():
     assert variance_complexity(gaps, variances, b=b) == pytest.approx(3370.8, rel=REL)
 
 
-def test_seed003_cost_uses_midpoint_gaps():
+def test_gcp_cost_uses_midpoint_gaps():
     returns = np.array([0.6, 0.5, 0.4])
     gaps = midpoint_gaps(returns, 1)
     np.testing.assert_allclose(gaps, [0.05, 0.05, 0.15])

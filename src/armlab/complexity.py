@@ -63,7 +63,7 @@ def mth_largest(values: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tbp_gaps(means: ArrayLike, threshold: float) -> np.ndarray:
-    """Thresholding gaps ``|mu_i - tau|`` (seed 000)."""
+    """Thresholding gaps ``|mu_i - tau|`` (the thresholding-bandits paper)."""
     return np.abs(_floats(means) - threshold)
 
 
@@ -94,7 +94,7 @@ def best_arm_gaps(means: ArrayLike) -> np.ndarray:
 
 
 def midpoint_gaps(means: ArrayLike, m: int) -> np.ndarray:
-    """Seed 003's gaps ``|mu_k - (mu_(m) + mu_(m+1)) / 2|`` to the top-m boundary midpoint."""
+    """The greedy-confidence-pursuit paper's gaps ``|mu_k - (mu_(m) + mu_(m+1)) / 2|`` to the top-m boundary midpoint."""
     means = _floats(means)
     return gaps_to_boundary(means, *mth_largest(means, m), "midpoint")
 
@@ -109,7 +109,7 @@ def h1(gaps: ArrayLike) -> np.ndarray:
 def h2(gaps: ArrayLike) -> np.ndarray:
     """``H2 = max_i i * gap_(i)^-2`` with gaps sorted increasingly (1-based i).
 
-    Seed 000 prints ``min``; the max form is the one its inequalities need (Part C #1).
+    The thresholding-bandits paper prints ``min``; the max form is the one its inequalities need (Part C #1).
     """
     gaps = np.sort(_floats(gaps), axis=-1)
     _require_positive(gaps, "H2")
@@ -136,8 +136,8 @@ def variance_complexity(
     """``sum_i (sigma_i + sqrt(sigma_i^2 + (16/3) b gap_i))^p / gap_i^2`` with p = 2 or 1.
 
     ``squared=True`` (default) is GapE-V's ``H^sigma`` (Gabillon et al. 2011) and the form
-    seed 000's authors compute; ``squared=False`` is ``H_sigma,1`` exactly as seed 000
-    prints it (Part C #2).  ``b`` bounds the rewards (seed 000: 1).
+    the thresholding-bandits paper's authors compute; ``squared=False`` is ``H_sigma,1`` exactly as the thresholding-bandits paper
+    prints it (Part C #2).  ``b`` bounds the rewards (the thresholding-bandits paper: 1).
     """
     gaps = _floats(gaps)
     _require_positive(gaps, "the variance complexity")
@@ -148,7 +148,7 @@ def variance_complexity(
 
 
 def h_sigma2(gaps: ArrayLike, variances: ArrayLike) -> np.ndarray:
-    """Seed 000's ``H_sigma,2 = max_i i / gt_(i)^2`` with
+    """The thresholding-bandits paper's ``H_sigma,2 = max_i i / gt_(i)^2`` with
     ``gt_i^2 = gap_i^2 / (sigma_i + sqrt(sigma_i^2 + (16/3) gap_i))`` sorted increasingly."""
     gaps = _floats(gaps)
     _require_positive(gaps, "H_sigma,2")

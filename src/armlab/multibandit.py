@@ -1,10 +1,10 @@
-"""Several bandits sharing one trial budget (seed 003's greedy confidence pursuit).
+"""Several bandits sharing one trial budget (greedy confidence pursuit, Bachman & Precup).
 
 A multi-bandit experiment lists its bandits in ``[[bandits]]`` (:class:`armlab.config.BanditEntry`).
 The engine keeps one :class:`~armlab.stats.ArmStats` ``(R, K_b)`` and one policy instance per
 bandit, so arm counts may differ; an :class:`~armlab.plugins.interfaces.Allocator` picks the
 bandit of every trial.  This module holds what the bandits' descriptions add to a
-:class:`~armlab.problem.Problem` (the targeted arm of seed 003's section 5.1) and the stacked
+:class:`~armlab.problem.Problem` (the targeted arm of the greedy-confidence-pursuit paper's section 5.1) and the stacked
 view allocators compute on: bandits with the same arm count (and whatever else a rule needs
 alike, e.g. ``top_m``) form a group whose statistics stack into ``(R, B_g, K)`` arrays, so a
 rule is one vectorized computation per group instead of one per bandit.  Grouping instead of

@@ -1,4 +1,4 @@
-"""The seed-004 example configs: faithful to the paper's setup, and runnable (at a tiny scale)."""
+"""The the heterogeneous-variance paper example configs: faithful to the paper's setup, and runnable (at a tiny scale)."""
 
 from __future__ import annotations
 
@@ -29,11 +29,11 @@ def test_config_matches_the_papers_setup(name):
     parameter, values, _ = CONFIGS[name]
     assert config.replicas == 5000 and config.problem.objective.value == "best-arm"
     assert config.sweep.parameter == parameter and config.sweep.values == values
-    assert config.source.plugin == "seed004-gaussian"
+    assert config.source.plugin == "heterogeneous-gaussian"
     assert config.source.params.get("n_arms") == 64 and config.problem.budget in (5000, 20000)
     assert config.source.params.get("high_variance_arms", "even") == ("odd" if "_odd" in name else "even")
     assert [p.display_label for p in config.policies] == PAPER_METHODS
-    assert all(p.params == {} for p in config.policies)  # the defaults are seed 004's settings
+    assert all(p.params == {} for p in config.policies)  # the defaults are the heterogeneous-variance paper's settings
     header = (DIR / name).read_text(encoding="utf-8").split("\nname = ")[0]
     assert "Paper" in header and "Ours" in header and "armlab run" in header
 

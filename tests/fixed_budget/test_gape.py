@@ -9,14 +9,14 @@ from armlab.complexity import top_m_gaps
 from armlab.errors import ConfigError
 from armlab.plugins.fixed_budget.gape import AGapEV, GapE, GapEV
 from armlab.plugins.fixed_budget.gape_index import agapev_exploration, agapev_index, empirical_gaps, gapev_index
-from armlab.plugins.sources.seed004 import Seed004Gaussian
+from armlab.plugins.sources.heterogeneous_gaussian import HeterogeneousVarianceGaussian
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
 
 def base_instance_problem(budget: int = 5000) -> Problem:
-    source = Seed004Gaussian({"n_arms": 64, "perturbation": "none"})
+    source = HeterogeneousVarianceGaussian({"n_arms": 64, "perturbation": "none"})
     source.reset(np.arange(2), seed=0)
     return Problem(objective=Objective.BEST_ARM, budget=budget, n_arms=64, truth=source.truth, source=source.name)
 
@@ -28,7 +28,7 @@ def base_instance_problem(budget: int = 5000) -> Problem:
     (GapE, {"rescale": False}, (4 / 9) * 4936 / 4407.7),  # Gabillon et al.'s a, no seed-004 rescaling
     (GapE, {"a_scale": 2.0}, 2 * 2.9863),
 ])
-def test_oracle_exploration_matches_the_seed004_vector(cls, params, a):
+def test_oracle_exploration_matches_the_paper_vector(cls, params, a):
     policy = cls(params)
     policy.reset(base_instance_problem(), 2, KeyedRandom(0, replicas=np.arange(2)))
     np.testing.assert_allclose(policy.b, 3.4674, rtol=1e-4)  # max_i mu_i + sigma_i sqrt(ln n)

@@ -92,7 +92,7 @@ CASES = [  # (policy, parameters, m, Bernoulli rewards)
         (AGapEV, {}, 1),
         (AGapEV, {"gaps": "gape"}, 3),
     ] for bernoulli in (False, True)],
-    # seed 003's rules (rewards in [0, 1]): pending pulls ignored, so partial updates under delays too
+    # the greedy-confidence-pursuit paper's rules (rewards in [0, 1]): pending pulls ignored, so partial updates under delays too
     (AGapEVTopM, {"warmup_per_arm": 2}, 3, True),
     (PACTopM, {"warmup_per_arm": 2}, 2, True),  # posterior means kept, no derived values
 ]

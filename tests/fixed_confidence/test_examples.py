@@ -1,4 +1,4 @@
-"""The seed-002 example configs run (at a tiny scale) and show what their headers claim."""
+"""The the UGapE paper example configs run (at a tiny scale) and show what their headers claim."""
 
 from __future__ import annotations
 

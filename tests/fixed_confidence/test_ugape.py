@@ -1,4 +1,4 @@
-"""UGapE (seed 002) against hand-computed steps and the sheet's vectors."""
+"""UGapE (the UGapE paper) against hand-computed steps and the sheet's vectors."""
 
 from __future__ import annotations
 

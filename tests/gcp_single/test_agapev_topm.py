@@ -1,4 +1,4 @@
-"""Seed 003's UCB baseline: A-GapE-V for top-m with the prior's pseudo-observations."""
+"""The greedy-confidence-pursuit paper's UCB baseline: A-GapE-V for top-m with the prior's pseudo-observations."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 003's single-bandit arm rules: Bayes (Alg. 2) and PAC (LUCB1 as used there)."""
+"""The greedy-confidence-pursuit paper's single-bandit arm rules: Bayes (Alg. 2) and PAC (LUCB1 as used there)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 003's eq. (3) bound, the Beta posterior inputs and completion times (sheet vectors)."""
+"""The greedy-confidence-pursuit paper's eq. (3) bound, the Beta posterior inputs and completion times (sheet vectors)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 003's arm rules keep their posterior (and PAC and agapev-topm their index terms) between
+"""The greedy-confidence-pursuit paper's arm rules keep their posterior (and PAC and agapev-topm their index terms) between
 steps and skip the warm-up check once every arm is warmed up; runs equal those that recompute
 all of it at every step."""
 

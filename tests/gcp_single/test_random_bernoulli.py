@@ -1,4 +1,4 @@
-"""Seed 003's random Bernoulli bandit generator (Part C #25)."""
+"""The greedy-confidence-pursuit paper's random Bernoulli bandit generator (Part C #25)."""
 
 from __future__ import annotations
 

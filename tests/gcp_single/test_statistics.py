@@ -1,4 +1,4 @@
-"""Reduced-scale check of seed 003's main single-bandit ordering: Bayes completes before PAC."""
+"""Reduced-scale check of the greedy-confidence-pursuit paper's main single-bandit ordering: Bayes completes before PAC."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def completion_times(policy_cls, n_arms, replicas, budget, seed):
     return observer.clock.times(budget)[:, 0].astype(float)
 
 
-def test_bayes_completes_before_pac_on_seed003_bandits():
-    # 30 ten-armed bandits from seed 003's generator, the same instances and outcome
+def test_bayes_completes_before_pac_on_random_bernoulli_bandits():
+    # 30 ten-armed bandits from the greedy-confidence-pursuit paper's generator, the same instances and outcome
     # sequences for both rules; runs not complete by the horizon count as the horizon
     bayes = completion_times(BayesTopM, 10, 30, 2500, seed=1)
     pac = completion_times(PACTopM, 10, 30, 2500, seed=1)

@@ -1,4 +1,4 @@
-"""Real data: seed 004's movie selection on ML-100K, and a small replayed study (section 5.2)."""
+"""Real data: the heterogeneous-variance paper's movie selection on ML-100K, and a small replayed study (section 5.2)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from armlab.config import validate_config
 from armlab.errors import ConfigError
 from armlab.movielens.model import save_model
 from armlab.movielens.source import MovieLens
-from armlab.plugins.sources.seed004 import seed004_targets
+from armlab.plugins.sources.heterogeneous_gaussian import heterogeneous_variance_targets
 from armlab.random import KeyedRandom
 
 
@@ -38,7 +38,7 @@ def test_literal_rule_is_degenerate_on_the_rating_scale(model_file):
 def test_normalized_rule_gives_distinct_heterogeneous_movies(model_file, ml100k_model):
     source = chosen(model_file, "normalized")
     rng = KeyedRandom(0, "truth", 0, replicas=np.arange(3))
-    target_vars = seed004_targets(rng, 64)[1]
+    target_vars = heterogeneous_variance_targets(rng, 64)[1]
     counts = ml100k_model.item_counts[ml100k_model.index_of(source.movie_ids.ravel())]
     assert counts.min() >= 20
     for row in range(3):
@@ -65,7 +65,7 @@ def test_too_many_arms_for_the_candidates(model_file):
 
 @pytest.mark.slow
 def test_sequential_halving_beats_uniform_on_movielens(registry, ml100k_path, tmp_path):
-    # Seed 004 Fig. 5 ordering at reduced scale: K = 64, n = 2000, 300 replicas (common random
+    # The heterogeneous-variance paper Fig. 5 ordering at reduced scale: K = 64, n = 2000, 300 replicas (common random
     # numbers: both policies see the same movies and the same users).  Variance-aware SH
     # variants join the comparison when they are registered.
     known = {info.name for info in registry.infos("policy")}

@@ -1,4 +1,4 @@
-"""Seed 003's allocators on crafted statistics: eq. (12), eq. (3), warm-up, each bandit rule."""
+"""The greedy-confidence-pursuit paper's allocators on crafted statistics: eq. (12), eq. (3), warm-up, each bandit rule."""
 
 from __future__ import annotations
 

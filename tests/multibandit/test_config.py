@@ -105,7 +105,7 @@ def test_plan_errors_name_the_field_and_fix(multi_config, registry, updates, mes
         build_plan(multi_config(**updates), registry)
 
 
-def test_seed003_allocators_refuse_unbounded_rewards(registry):
+def test_gcp_allocators_refuse_unbounded_rewards(registry):
     config = validate_config({
         "problem": {"objective": "best-arm", "budget": 500},
         "bandits": [{"source": {"plugin": "gaussian", "means": [0.5, 0.4]}, "count": 2}],

@@ -24,7 +24,7 @@ ALLOCATORS = [
 FEEDBACK = [
     {},  # immediate
     {"delay": 7, "in_flight": 3},  # several trials in flight, possibly on different bandits
-    {"delay_model": "batch", "delay": 10},  # seed 003's batched feedback
+    {"delay_model": "batch", "delay": 10},  # the greedy-confidence-pursuit paper's batched feedback
 ]
 
 

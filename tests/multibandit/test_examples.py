@@ -1,4 +1,4 @@
-"""The seed-003 multi-bandit example configs run at a tiny scale and report their metrics."""
+"""The the greedy-confidence-pursuit paper multi-bandit example configs run at a tiny scale and report their metrics."""
 
 from __future__ import annotations
 

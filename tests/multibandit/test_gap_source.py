@@ -1,4 +1,4 @@
-"""Seed 003's multi-bandit instances (source ``gap-bernoulli``)."""
+"""The greedy-confidence-pursuit paper's multi-bandit instances (source ``gap-bernoulli``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reduced-scale statistical check of seed 003's main multi-bandit ordering (Fig. 4a)."""
+"""Reduced-scale statistical check of the greedy-confidence-pursuit paper's main multi-bandit ordering (Fig. 4a)."""
 
 from __future__ import annotations
 

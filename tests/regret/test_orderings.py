@@ -1,4 +1,4 @@
-"""Seed 001's orderings at reduced horizon (sheet 6.3-6.4), seeded, with paired standard errors.
+"""The EUCBV paper's orderings at reduced horizon (sheet 6.3-6.4), seeded, with paired standard errors.
 
 Common random numbers make per-replica differences of two policies far less noisy than the
 two means; each claim is ``mean(d) + Z * stderr(d) < 0`` for ``d = regret(a) - regret(b)``.

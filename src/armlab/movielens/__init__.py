@@ -1,4 +1,4 @@
-"""MovieLens replay (seed 004 section 5.2): ratings loader, ALS completion, replay source.
+"""MovieLens replay (the heterogeneous-variance paper section 5.2): ratings loader, ALS completion, replay source.
 
 ``load_ratings`` reads the standard files, ``complete`` / ``prepare_model`` factorise them by
 rank-5 alternating least squares (cached by file hash and settings), and the ``movielens``

@@ -1,7 +1,7 @@
 """Low-rank completion of a rating matrix by alternating least squares (ALS).
 
 Objective (weighted-lambda regularisation, Zhou et al. 2008 "ALS-WR"; the pure-exploration
-sheet's B.4 recommendation for seed 004, which leaves ALS unspecified)::
+sheet's B.4 recommendation for the heterogeneous-variance paper, which leaves ALS unspecified)::
 
     sum over observed (u, j) of (R_uj - p_u . q_j)^2  +  lambda * (sum_u n_u |p_u|^2 + sum_j n_j |q_j|^2)
 
@@ -37,7 +37,7 @@ INIT_SCALE = 0.1
 class ALSSettings(PluginParams):
     """Hyper-parameters of the completion; defaults are the sheet's B.4 recommendation."""
 
-    rank: int = Field(5, ge=1, le=200, description="rank of the completed matrix (seed 004: 5)")
+    rank: int = Field(5, ge=1, le=200, description="rank of the completed matrix (the heterogeneous-variance paper: 5)")
     regularization: float = Field(
         0.1, gt=0, description="lambda of the weighted-lambda penalty lambda * (n_u |p_u|^2 + n_j |q_j|^2)"
     )

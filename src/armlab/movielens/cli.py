@@ -27,7 +27,7 @@ def _help(field: str) -> str:
 
 @click.group("movielens")
 def movielens_group() -> None:
-    """MovieLens replay (seed 004, section 5.2): complete ratings by ALS, inspect models.
+    """MovieLens replay (the heterogeneous-variance paper, section 5.2): complete ratings by ALS, inspect models.
 
     armlab never downloads MovieLens: get u.data (ML-100K), ratings.dat (ML-1M) or
     ratings.csv (ml-latest) from grouplens.org yourself.

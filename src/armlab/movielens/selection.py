@@ -1,6 +1,6 @@
 """Pick each replica's movies: the movie closest to each arm's (mean, variance) target.
 
-Seed 004 section 5.2 draws the targets of the synthetic bandit (section 5.1) and takes, for
+The heterogeneous-variance paper section 5.2 draws the targets of the synthetic bandit (section 5.1) and takes, for
 arm i, the movie minimising ``(m_j - mu_i)^2 + (w_j - sigma_i^2)^2``.  The targets live on
 ``mu in (0, 1]``, ``sigma^2 in [0.05, 1.5]`` while movie statistics live on the 1-5 rating
 scale, so taken literally the rule keeps choosing a handful of rarely rated movies whose

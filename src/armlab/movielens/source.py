@@ -1,4 +1,4 @@
-"""The ``movielens`` reward source: replay completed MovieLens ratings (seed 004, section 5.2)."""
+"""The ``movielens`` reward source: replay completed MovieLens ratings (the heterogeneous-variance paper, section 5.2)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from armlab.movielens.als import ALSSettings
 from armlab.movielens.cache import prepare_model
 from armlab.movielens.model import CompletedModel, load_model
 from armlab.movielens.selection import Mapping, candidate_movies, match_movies, normalized_targets
-from armlab.plugins.sources.seed004 import seed004_targets
+from armlab.plugins.sources.heterogeneous_gaussian import heterogeneous_variance_targets
 from armlab.plugins.interfaces import RewardSource
 from armlab.problem import Truth
 from armlab.random import KeyedRandom
@@ -39,14 +39,14 @@ class MovieLensParams(ALSSettings):
     )
     format: Literal["auto", "ml-100k", "ml-1m", "csv"] = Field("auto", description="layout of the ratings file")
     cache_dir: str | None = Field(None, description="model cache; default $XDG_CACHE_HOME/armlab/movielens")
-    n_arms: int | None = Field(None, ge=2, description="K: movies chosen per replica from seed 004's targets")
+    n_arms: int | None = Field(None, ge=2, description="K: movies chosen per replica from the heterogeneous-variance paper's targets")
     movies: list[int] | None = Field(
         None, min_length=2, description="explicit movie ids (the same arms in every replica) instead of n_arms"
     )
     mapping: Mapping = Field(
         "normalized",
         description="normalized: targets mapped onto the movies' range, matched without replacement "
-        "(sheet B.4); literal: seed 004's rule as written",
+        "(sheet B.4); literal: the heterogeneous-variance paper's rule as written",
     )
     min_ratings: int | None = Field(
         None, ge=1, description="candidate movies need this many observed ratings; default 20 (normalized), 1 (literal)"
@@ -80,15 +80,15 @@ class MovieLensParams(ALSSettings):
 class MovieLens(RewardSource):
     """MovieLens replay: arm i is a movie; a pull returns the completed rating of a random user.
 
-    Seed 004 section 5.2 (Lalitha et al. 2023): ratings are completed by rank-5 ALS
+    The heterogeneous-variance paper section 5.2 (Lalitha et al. 2023): ratings are completed by rank-5 ALS
     (:mod:`armlab.movielens.als`); pulling arm i draws a user uniformly (from the keyed
     uniform of that pull, so a pure function of seed, replica, arm and pull index) and
     returns ``M[user, movie_i]``.  Rewards are real-valued, bounded but not Gaussian, and
     unclipped (ALS may predict slightly outside 1-5).  The truth is each movie's exact mean
     and variance over all users, so oracle policies (SHVar) and metrics work.
 
-    Arms: ``movies = [ids]`` fixes them; ``n_arms = K`` draws seed 004's synthetic targets
-    per replica (the generator of the ``seed004-gaussian`` source, from the same keyed
+    Arms: ``movies = [ids]`` fixes them; ``n_arms = K`` draws the heterogeneous-variance paper's synthetic targets
+    per replica (the generator of the ``heterogeneous-gaussian`` source, from the same keyed
     stream, so replica r's targets are that source's instance r) and picks the nearest movies.  **Deviation from the paper**: the literal
     nearest-movie rule is degenerate on the rating scale (sheet Part C #19), so by default
     the targets are mapped onto the candidates' range and matched without replacement
@@ -133,7 +133,7 @@ class MovieLens(RewardSource):
         if candidates.size == 0:
             raise ConfigError(f"source.min_ratings: no movie has {p.candidate_min_ratings} ratings; lower it")
         means, variances = model.movie_means[candidates], model.movie_variances[candidates]
-        target_means, target_vars = seed004_targets(rng, self.n_arms)
+        target_means, target_vars = heterogeneous_variance_targets(rng, self.n_arms)
         if p.mapping == "normalized":
             target_means, target_vars = normalized_targets(target_means, target_vars, means, variances)
         return candidates[match_movies(target_means, target_vars, means, variances, replace=p.mapping == "literal")]

@@ -3,7 +3,7 @@
 Every engine step allocates and frees a few temporaries of shape ``(R, K)``.  glibc grows
 its heap by just what a request needs and gives memory back at the top as soon as it is
 free, so each step maps fresh pages and the kernel zero-fills them on first touch: on
-seed 000's experiments (250 replicas per worker, K = 100) about a third of the CPU time
+the thresholding-bandits paper's experiments (250 replicas per worker, K = 100) about a third of the CPU time
 went to the kernel.  A top pad makes every heap extension reserve ``pad`` bytes more, which
 the next steps reuse; the step time of index policies there roughly halved (measured with
 ``MALLOC_TOP_PAD_``, which this sets from inside the process).  Other C libraries are left

@@ -18,7 +18,7 @@ class DelayModel:
     ``fixed``: at the end of step ``s + d`` (so the choice at step ``s + d + 1`` sees it);
     ``uniform``: ``d`` drawn uniformly from ``[delay, delay_max]`` keyed by (replica, trial);
     ``batch``: all trials of steps ``[j d, (j + 1) d)`` are released at the end of step
-    ``(j + 1) d - 1`` (seed 003's batched feedback).
+    ``(j + 1) d - 1`` (the greedy-confidence-pursuit paper's batched feedback).
     """
 
     def __init__(self, feedback: FeedbackConfig, seed: int, replicas: np.ndarray) -> None:

@@ -17,10 +17,10 @@ Summary keys read, per policy entry (``summary["policies"][label]``; in a sweep,
   recommendation is wrong (drawn as a percentage);
 * ``regret_mean``, ``regret_stderr``: per checkpoint, the cumulative (pseudo-)regret;
 * ``confidence_mean``, ``confidence_stderr``: per checkpoint, the mean eq. (3) confidence
-  lower bound of seed 003 (``[metrics] confidence``, :mod:`armlab.plugins.gcp.confidence_observer`);
+  lower bound of the greedy-confidence-pursuit paper (``[metrics] confidence``, :mod:`armlab.plugins.gcp.confidence_observer`);
 * ``bandits_completed_mean``, ``bandits_completed_stderr``: per checkpoint, the number of
   bandits confidently completed so far (multi-bandit runs);
-* ``completion_time_median``: scalar, the median completion time in trials (seed 003 Fig. 2);
+* ``completion_time_median``: scalar, the median completion time in trials (the greedy-confidence-pursuit paper Fig. 2);
 * ``stopping_time_mean``, ``stopping_time_stderr``: scalar, trials used by a stopping rule.
 
 Standard errors may be ``None`` (a single replica); values may be ``None`` or NaN where a

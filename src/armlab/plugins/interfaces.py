@@ -185,7 +185,7 @@ class Allocator(Plugin, ABC):
 
         The engine calls this right after :meth:`select`, with its result ``bandits``.  The
         default returns ``None``: each bandit's policy then picks the arm (the usual split
-        of seed 003: the allocator picks the bandit, the policy the arm).  An allocator that
+        of the greedy-confidence-pursuit paper: the allocator picks the bandit, the policy the arm).  An allocator that
         ranks (bandit, arm) pairs jointly, like GapE-V over all arms of all bandits, returns
         the arms of the pairs it chose (entries of :data:`STOPPED` replicas are ignored).
         The bandits' policies still answer ``recommend`` and receive ``update``.

@@ -1,8 +1,8 @@
-"""Fixed-budget best-arm identification policies (seed 004 and cited baselines).
+"""Fixed-budget best-arm identification policies (the heterogeneous-variance paper and cited baselines).
 
 Successive Rejects (``sr``), the provisional VBR (``vbr``), variance-adaptive sequential halving
 (``shvar``, ``shadavar``) and the GapE family (``gape``, ``gapev``, ``agapev``).  Sequential
-Halving (``sh``) and round-robin ``uniform`` (seed 004's Unif) are foundation policies.
+Halving (``sh``) and round-robin ``uniform`` (the heterogeneous-variance paper's Unif) are foundation policies.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ estimate is still wide.  The answer is the empirical best arm (or the m empirica
 arms).  Index code lives in :mod:`armlab.plugins.fixed_budget.gape_index`; this module holds
 the policies.  Definitions: ALGORITHMS-pure-exploration.md 3.7-3.9, Part C #11-#13.
 
-Extension points (seed 003's ``agapev-topm`` subclasses :class:`AGapEV`):
+Extension points (the greedy-confidence-pursuit paper's ``agapev-topm`` subclasses :class:`AGapEV`):
 
 * :meth:`AGapEV.sample_statistics` -- the ``(counts, means, variances)`` the index is built
   from, of every arm or of single arms (override to add prior pseudo-observations), and
@@ -49,8 +49,8 @@ from armlab.plugins.fixed_budget.gape_index import (
     gape_width,
     gapev_index,
     gapev_width,
-    seed004_complexity_scale,
-    seed004_range_bound,
+    shvar_complexity_scale,
+    gaussian_range_bound,
 )
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.plugins.policies._index import IndexWarmup
@@ -129,13 +129,13 @@ class GapIndexPolicy(Policy):
 class GapEParams(OracleIndexParams):
     b: float | None = Field(
         None, gt=0,
-        description="reward range b (rewards in [0, b]); default: seed 004's oracle max_i mu_i + sigma_i sqrt(ln n)",
+        description="reward range b (rewards in [0, b]); default: the heterogeneous-variance paper's oracle max_i mu_i + sigma_i sqrt(ln n)",
     )
     theta: float = Field(4.0 / 9.0, gt=0, description="theta in the oracle a = theta (n - K) / H (Theorem 1: 4/9)")
-    rate: float = Field(1.0 / 144.0, gt=0, description="GapE's error-rate constant c, used by the seed-004 rescaling")
+    rate: float = Field(1.0 / 144.0, gt=0, description="GapE's error-rate constant c, used by the heterogeneous-variance paper's rescaling")
     rescale: bool = Field(
         True,
-        description="seed 004's convention: H replaced by H c / c' with c' = 1/(4 log2 K) (Part C #12); "
+        description="the heterogeneous-variance paper's convention: H replaced by H c / c' with c' = 1/(4 log2 K) (Part C #12); "
         "false: Gabillon et al.'s a = theta (n - rK) / H (r = 1 for GapE, 2 for GapE-V)",
     )
 
@@ -144,7 +144,7 @@ class GapE(GapIndexPolicy):
     """GapE: after one pull of each arm, pull ``argmax_k -gap_k + b sqrt(a / T_k)``.
 
     Source: Gabillon et al., "Multi-bandit best arm identification", NeurIPS 2011 (one bandit,
-    M = 1; sheet 3.7), as run by seed 004 (Lalitha et al., section 5): ``gap_k`` is the empirical
+    M = 1; sheet 3.7), as run by the heterogeneous-variance paper (Lalitha et al., section 5): ``gap_k`` is the empirical
     best arm's lead over the runner-up, and the others' deficit to the best (GapE-style top-m
     gaps for the top-m objective, sheet 1.1); the oracle ``a = theta (n - K) / (H c / c')``
     with ``H = sum_k b^2 / Delta_k^2`` of the true gaps, ``theta = 4/9``, ``c = 1/144``,
@@ -167,7 +167,7 @@ class GapE(GapIndexPolicy):
         p, k = self.params, problem.n_arms
         if p.b is None:
             truth = problem.require_truth(self.name, "means and variances (for the reward bound b)", parameter="b")
-            self.b = seed004_range_bound(truth.means, truth.variances, problem.budget)
+            self.b = gaussian_range_bound(truth.means, truth.variances, problem.budget)
         else:
             self.b = np.full(replicas, p.b)
         self.a = exploration_parameter(
@@ -178,7 +178,7 @@ class GapE(GapIndexPolicy):
         self._kept = KeptIndex(self.width, replicas, "gape", _width_minus_gap, self.top_m)
 
     def _scaled_complexity(self, truth: Truth) -> np.ndarray:
-        scale = seed004_complexity_scale(self.params.rate, self.problem.n_arms) if self.params.rescale else 1.0
+        scale = shvar_complexity_scale(self.params.rate, self.problem.n_arms) if self.params.rescale else 1.0
         return scale * self.oracle_complexity(truth, top_m_gaps(truth.means, self.top_m))
 
     def oracle_complexity(self, truth: Truth, gaps: np.ndarray) -> np.ndarray:
@@ -207,7 +207,7 @@ class GapEVParams(GapEParams):
     theta: float = Field(
         THETA_V, gt=0, description="theta in the oracle a = theta (n - 2K) / H^sigma (8/9, Part C #11)"
     )
-    rate: float = Field(1.0 / 512.0, gt=0, description="GapE-V's error-rate constant c, used by the seed-004 rescaling")
+    rate: float = Field(1.0 / 512.0, gt=0, description="GapE-V's error-rate constant c, used by the heterogeneous-variance paper's rescaling")
 
 
 class GapEV(GapE):
@@ -216,11 +216,11 @@ class GapEV(GapE):
     Pulls ``argmax_k -gap_k + sqrt(2 a v_k / T_k) + 7 a b / (3 (T_k - 1))`` (``v_k`` the unbiased
     sample variance).
 
-    Source: Gabillon et al. 2011 (sheet 3.8), as run by seed 004: oracle
+    Source: Gabillon et al. 2011 (sheet 3.8), as run by the heterogeneous-variance paper: oracle
     ``a = theta (n - 2K) / (H^sigma c / c')`` with
     ``H^sigma = sum_k (sigma_k + sqrt(sigma_k^2 + (16/3) b Delta_k))^2 / Delta_k^2``,
-    ``theta = 8/9`` (both public implementations) and ``c = 1/512`` (quoted by seeds 000 and
-    004), i.e. ``a = (1024/9) (n - 2K) / (H^sigma log2 K)``; the pair is UNVERIFIED against the
+    ``theta = 8/9`` (both public implementations) and ``c = 1/512`` (quoted by the thresholding-bandits
+    and heterogeneous-variance papers), i.e. ``a = (1024/9) (n - 2K) / (H^sigma log2 K)``; the pair is UNVERIFIED against the
     primary text (sheet 3.8: with theta = 1/8 the factor would be 16).  ``b`` as in GapE.
     Rewards assumed in [0, b].  Pending pulls: as GapE (``T_k`` counts pulls; means and
     variances are observed ones).

@@ -6,7 +6,7 @@ Definitions: ALGORITHMS-pure-exploration.md sections 1.1 and 3.7-3.9.
 
 * :func:`empirical_gaps`: GapE's gaps of empirical means -- for the best arm its lead over the
   runner-up, for the others their deficit to the best; for top-m, the GapE-style top-m gaps
-  (sheet 1.1), or seed 003's gaps to the midpoint of the m-th and (m+1)-th means.
+  (sheet 1.1), or the greedy-confidence-pursuit paper's gaps to the midpoint of the m-th and (m+1)-th means.
 * :func:`gape_index`: ``-gap + b sqrt(a / T)``.
 * :func:`gapev_index`: the empirical-Bernstein form ``-gap + sqrt(2 a v / T) + 7 a b / (3 (T - 1))``.
 * :func:`agapev_complexity_terms` / :func:`agapev_exploration` / :func:`agapev_index`:
@@ -47,14 +47,14 @@ __all__ = [
     "gape_width",
     "gapev_index",
     "gapev_width",
-    "seed004_complexity_scale",
-    "seed004_range_bound",
+    "shvar_complexity_scale",
+    "gaussian_range_bound",
 ]
 
 #: GapE-V's constant in ``a = theta (n - 2K) / H`` (both public implementations, Part C #11).
 THETA_V = 8.0 / 9.0
 
-#: ``"gape"``: GapE-style gaps (for m = 1 the best-arm gaps); ``"midpoint"``: seed 003's gaps
+#: ``"gape"``: GapE-style gaps (for m = 1 the best-arm gaps); ``"midpoint"``: the greedy-confidence-pursuit paper's gaps
 #: to the midpoint between the m-th and (m+1)-th largest means.
 GapStyle = Literal["gape", "midpoint"]
 
@@ -154,14 +154,14 @@ def agapev_index(
     return gapev_index(gaps, variances, pulls, a, b)
 
 
-def seed004_range_bound(means: np.ndarray, variances: np.ndarray, budget: int) -> np.ndarray:
-    """Seed 004's reward bound ``b = max_i mu_i + sigma_i sqrt(ln n)`` for GapE / GapE-V: a
+def gaussian_range_bound(means: np.ndarray, variances: np.ndarray, budget: int) -> np.ndarray:
+    """The heterogeneous-variance paper's reward bound ``b = max_i mu_i + sigma_i sqrt(ln n)`` for GapE / GapE-V: a
     high-probability bound on n Gaussian rewards (true means and variances, last axis arms)."""
     return np.max(means + np.sqrt(variances * math.log(budget)), axis=-1)
 
 
-def seed004_complexity_scale(rate: float, n_arms: int) -> float:
-    """Seed 004's ``c / c'`` with ``c' = 1 / (4 log2 K)``: GapE / GapE-V's complexity ``H`` is
+def shvar_complexity_scale(rate: float, n_arms: int) -> float:
+    """The heterogeneous-variance paper's ``c / c'`` with ``c' = 1 / (4 log2 K)``: GapE / GapE-V's complexity ``H`` is
     replaced by ``H c / c'`` so their error bounds match SHVar's (section 5; Part C #12)."""
     return rate * 4.0 * math.log2(n_arms)
 

@@ -1,11 +1,11 @@
-"""SHVar and SHAdaVar: variance-adaptive sequential halving (Lalitha et al., seed 004).
+"""SHVar and SHAdaVar: variance-adaptive sequential halving (Lalitha et al. 2023).
 
 Both keep Sequential Halving's schedule (``ceil(log2 K)`` stages of ``floor(n / S)`` pulls,
 the better half by *stage* means survives; :class:`~armlab.plugins.policies.sh.SequentialHalving`)
 and change only the rule that picks the arm inside a stage (``base_rule``): the arm whose
 stage mean is the most uncertain, ``sigma_i^2 / N_{s,i}``, with the variance known (SHVar) or
 replaced by a high-probability upper bound (SHAdaVar).  Within a stage this allocates pulls
-roughly in proportion to the variances (seed 004, Lemma 1), a G-optimal design.
+roughly in proportion to the variances (the heterogeneous-variance paper, Lemma 1), a G-optimal design.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class SHVar(SequentialHalving):
     """SHVar: sequential halving whose stage pulls go to ``argmax_{i in A_s} sigma_i^2 / N_{s,i}``.
 
     Source: Lalitha, Kalantari, Ma, Deoras & Kveton, "Fixed-budget best-arm identification
-    with heterogeneous reward variances" (seed 004), Algorithms 1 and 3; sheet 3.5.
+    with heterogeneous reward variances" (the heterogeneous-variance paper), Algorithms 1 and 3; sheet 3.5.
     ``sigma_i^2`` are the **known** reward variances, read from the source's truth (per
     replica): an oracle, refused on live sources.  ``N_{s,i}`` counts the pulls of arm i
     earlier in stage s; an arm not yet pulled in the stage comes first (also when its variance
@@ -78,7 +78,7 @@ class SHVar(SequentialHalving):
 
 def variance_inflation(observations: np.ndarray, delta: float) -> np.ndarray:
     """``1 / (1 - 2 sqrt(ln(1/delta) / (N - 1)))``: SHAdaVar's upper bound on a Gaussian arm's
-    variance is its sample variance times this factor (seed 004, eq. 7; from the chi-square
+    variance is its sample variance times this factor (the heterogeneous-variance paper, eq. 7; from the chi-square
     tail of Laurent & Massart).  ``+inf`` where the bound is invalid (``N - 1 <= 4 ln(1/delta)``)."""
     n = np.asarray(observations, dtype=np.float64)
     denominator = np.full(n.shape, -1.0)
@@ -96,7 +96,7 @@ def forced_stage_pulls(delta: float) -> int:
 
 class SHAdaVarParams(PluginParams):
     delta: float = Field(
-        0.05, gt=0, lt=1, description="failure probability of each variance upper bound (seed 004 runs: 0.05)"
+        0.05, gt=0, lt=1, description="failure probability of each variance upper bound (the heterogeneous-variance paper runs: 0.05)"
     )
 
 
@@ -104,7 +104,7 @@ class SHAdaVar(SequentialHalving):
     """SHAdaVar: sequential halving with ``argmax_{i in A_s} U_{s,i} / N_{s,i}``, ``U`` an upper
     confidence bound on the unknown variance from the stage's own samples.
 
-    Source: seed 004, Algorithms 1 and 4, eq. (7); sheet 3.6.  In each stage, round robin over
+    Source: the heterogeneous-variance paper, Algorithms 1 and 4, eq. (7); sheet 3.6.  In each stage, round robin over
     the surviving arms while ``t <= |A_s| L``, then
     ``U_{s,i} = s^2_{s,i} / (1 - 2 sqrt(ln(1/delta) / (N_{s,i} - 1)))`` with the unbiased sample
     variance of the stage's observations.  ``delta = 0.05`` as in the paper's experiments.

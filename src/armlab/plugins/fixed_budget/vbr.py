@@ -15,7 +15,7 @@ __all__ = ["VBR"]
 class VBRParams(PluginParams):
     gamma: float = Field(
         1.96, gt=0,
-        description="Gaussian quantile of the confidence bounds mean +- gamma s / sqrt(n) (seed 004: 1.96)",
+        description="Gaussian quantile of the confidence bounds mean +- gamma s / sqrt(n) (the heterogeneous-variance paper: 1.96)",
     )
 
 
@@ -26,7 +26,7 @@ class VBR(SuccessiveRejects):
     UNVERIFIED, PROVISIONAL: the definition of Faella, Finzi & Sauro ("Rapidly finding the
     best arm using variance", ECAI 2020) could not be obtained (no full text, no code).  This
     is the sheet's reconstruction (ALGORITHMS-pure-exploration.md 3.10, Part C #14) from
-    what seed 004 says: a variance-using variant of Successive Rejects with K - 1 phases, one
+    what the heterogeneous-variance paper says: a variance-using variant of Successive Rejects with K - 1 phases, one
     rejection per phase, and a Gaussian quantile ``gamma = 1.96`` putting each mean inside its
     bounds with probability 0.95.  Replace it when the paper is available, and report any
     result obtained with it as provisional.

@@ -1,4 +1,4 @@
-"""(epsilon, m)-best-arm and fixed-confidence policies (seed 002: UGapE; LUCB1)."""
+"""(epsilon, m)-best-arm and fixed-confidence policies (UGapE, Gabillon et al. 2012; LUCB1)."""
 
 from __future__ import annotations
 

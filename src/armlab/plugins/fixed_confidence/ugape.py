@@ -1,4 +1,4 @@
-"""UGapE (Gabillon, Ghavamzadeh & Lazaric 2012, seed 002): one arm-selection rule for
+"""UGapE (Gabillon, Ghavamzadeh & Lazaric 2012): one arm-selection rule for
 (epsilon, m)-best-arm identification with a fixed budget (UGapEb) or a fixed confidence
 (UGapEc).  Definitions: ALGORITHMS-pure-exploration.md section 4.1-4.3."""
 
@@ -167,7 +167,7 @@ class UGapEbParams(PluginParams):
 
 
 class UGapEb(_UGapE):
-    """UGapEb, fixed budget n (seed 002, Gabillon et al. 2012, Fig. 1 and Theorem 1).
+    """UGapEb, fixed budget n (Gabillon et al. 2012, Fig. 1 and Theorem 1).
 
     Pull each arm once, then run UGapE's selection with ``beta_k = b sqrt(a / T_k)``.  The
     answer is the set ``J(t)`` with the smallest ``B_J(t)`` over all evaluated rounds (a
@@ -268,7 +268,7 @@ class UGapEcParams(PluginParams):
 
 
 class UGapEc(_UGapE, StoppingRule):
-    """UGapEc, fixed confidence delta (seed 002, Gabillon et al. 2012, Fig. 1 and Theorem 2).
+    """UGapEc, fixed confidence delta (Gabillon et al. 2012, Fig. 1 and Theorem 2).
 
     Pull each arm once; then before every pull compute ``B_J(t)`` with
     ``beta_k = b sqrt(c ln(4K(t-1)^3 / delta) / T_k)`` (``t - 1`` = observed rewards so far)

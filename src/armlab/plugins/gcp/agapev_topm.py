@@ -1,4 +1,4 @@
-"""Seed 003's "UCB" baseline: A-GapE-V adapted to top-m selection (sheet 5.4 and 3.9)."""
+"""The greedy-confidence-pursuit paper's "UCB" baseline: A-GapE-V adapted to top-m selection (sheet 5.4 and 3.9)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from armlab.plugins.fixed_budget.gape import AGapEV, AGapEVParams
 from armlab.plugins.fixed_budget.gape_index import At
-from armlab.plugins.gcp.arm_rules import Seed003Params, Seed003Rule
+from armlab.plugins.gcp.arm_rules import GreedyConfidencePursuitParams, GreedyConfidencePursuitRule
 from armlab.stats import ArmStats
 
 __all__ = ["AGapEVTopM", "with_prior_pseudo_observations"]
@@ -31,23 +31,23 @@ def with_prior_pseudo_observations(stats: ArmStats, at: At = None) -> tuple[np.n
     return total, means, m2 / (total - 1.0)
 
 
-class AGapEVTopMParams(AGapEVParams, Seed003Params):
-    """A-GapE-V's parameters (midpoint gaps by default) plus seed 003's warm-up."""
+class AGapEVTopMParams(AGapEVParams, GreedyConfidencePursuitParams):
+    """A-GapE-V's parameters (midpoint gaps by default) plus the greedy-confidence-pursuit paper's warm-up."""
 
 
-class AGapEVTopM(Seed003Rule, AGapEV):
-    """Seed 003's "UCB" arm rule (Bachman & Precup, eq. 11 and footnote 5): A-GapE-V with the
+class AGapEVTopM(GreedyConfidencePursuitRule, AGapEV):
+    """The greedy-confidence-pursuit paper's "UCB" arm rule (Bachman & Precup, eq. 11 and footnote 5): A-GapE-V with the
     gaps redefined for top-m as distances to the midpoint of the m-th and (m+1)-th means.
 
     The index, ``H-hat`` and ``a = (8/9)(n - 2K) / H-hat`` are those of
     :class:`~armlab.plugins.fixed_budget.gape.AGapEV` (sheet 3.9, n = the experiment's
-    horizon, b = 1); this class adds seed 003's conventions: counts, means and variances
+    horizon, b = 1); this class adds the greedy-confidence-pursuit paper's conventions: counts, means and variances
     include the prior's two pseudo-observations (Part C #22, as the authors' code), a
     round-robin warm-up of ``warmup_per_arm`` pulls per arm (code: 10), and the MAP top-m
     group as the answer.
 
     Rewards in [0, 1].  Pending pulls: not counted anywhere after the warm-up, i.e. the
-    width shrinks only with observed rewards (sheet 5.8: seed 003's rules select from the
+    width shrinks only with observed rewards (sheet 5.8: the greedy-confidence-pursuit paper's rules select from the
     observed statistics, so with delayed feedback this rule repeats one arm until results
     arrive).  This differs from the plain ``agapev`` policy, whose width counts pending pulls.
     """

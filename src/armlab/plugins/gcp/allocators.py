@@ -1,4 +1,4 @@
-"""Seed 003's budget allocators: which bandit gets the next trial (Bachman & Precup).
+"""The greedy-confidence-pursuit paper's budget allocators: which bandit gets the next trial (Bachman & Precup).
 
 Greedy confidence pursuit shares one trial budget among B bandits and maximises the number
 of bandits whose top-m set reaches the confidence target (eq. 2).  The allocators here pick
@@ -89,7 +89,7 @@ class PursuitAllocator(Allocator):
             low, high = problem.reward_range
             if low < 0.0 or high > 1.0:
                 raise ConfigError(
-                    f"allocator {self.name!r} uses seed 003's Beta-Bernoulli model and needs rewards "
+                    f"allocator {self.name!r} uses the greedy-confidence-pursuit paper's Beta-Bernoulli model and needs rewards "
                     f"in [0, 1]; bandit {b} (source {problem.source!r}) gives rewards in [{low}, {high}]"
                 )
         self.n_bandits = len(problems)

@@ -1,9 +1,9 @@
-"""Seed 003's single-bandit top-m arm rules (Bachman & Precup): the Bayes rule (Alg. 2) and
+"""The greedy-confidence-pursuit paper's single-bandit top-m arm rules (Bachman & Precup): the Bayes rule (Alg. 2) and
 the PAC baseline (LUCB1 as used there).  The UCB baseline (A-GapE-V for top-m) lives in
 :mod:`armlab.plugins.gcp.agapev_topm`.  Definitions: ALGORITHMS-pure-exploration.md 5.1-5.3,
 Part C #21-#24.
 
-All rules share seed 003's model: a Beta(1, 1) posterior per arm built from the run's
+All rules share the greedy-confidence-pursuit paper's model: a Beta(1, 1) posterior per arm built from the run's
 statistics (successes = sum of rewards, so rewards must lie in [0, 1]), a round-robin
 warm-up of ``warmup_per_arm`` pulls per arm (the authors' code: 10 for single bandits), and
 the MAP top-m group (largest posterior means, ties: lower index) as the answer.
@@ -28,25 +28,25 @@ from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["BayesTopM", "PACTopM", "Seed003Params", "Seed003Rule"]
+__all__ = ["BayesTopM", "PACTopM", "GreedyConfidencePursuitParams", "GreedyConfidencePursuitRule"]
 
 #: Smallest standard deviation used to normalise sampled gaps (avoids 0/0 at r = 0 or 1).
 _SD_FLOOR = 1e-12
 
 
-class Seed003Params(PluginParams):
+class GreedyConfidencePursuitParams(PluginParams):
     warmup_per_arm: int = Field(10, ge=0, description="round-robin pulls per arm before the rule starts (code: 10)")
 
 
-class Seed003Rule(Policy):
-    """Seed 003's shared model: warm-up, Beta posterior from the statistics, MAP answer.
+class GreedyConfidencePursuitRule(Policy):
+    """The greedy-confidence-pursuit paper's shared model: warm-up, Beta posterior from the statistics, MAP answer.
 
     Subclasses implement :meth:`choose` for the replicas past their warm-up.  The warm-up
     counts pending pulls (it is a schedule); the posterior only observed rewards.
     """
 
     objectives = SET_OBJECTIVES
-    Params = Seed003Params
+    Params = GreedyConfidencePursuitParams
     #: Gaps of the posterior means kept with them (``None``: none), for a rule that reads them
     #: at every step.
     posterior_gaps: ClassVar[GapStyle | None] = None
@@ -56,7 +56,7 @@ class Seed003Rule(Policy):
         low, high = problem.reward_range
         if low < 0.0 or high > 1.0:
             raise ConfigError(
-                f"{self.name}: seed 003's Beta-Bernoulli model needs rewards in [0, 1], but "
+                f"{self.name}: the greedy-confidence-pursuit paper's Beta-Bernoulli model needs rewards in [0, 1], but "
                 f"source {problem.source!r} produces rewards in [{low}, {high}]"
             )
         self.top_m = require_top_m(self.name, problem)
@@ -122,7 +122,7 @@ class Seed003Rule(Policy):
         return as_answer(self.problem, smallest_m(-means, self.top_m))
 
 
-class BayesParams(Seed003Params):
+class BayesParams(GreedyConfidencePursuitParams):
     normalize_by_sd: bool = Field(
         True,
         description="score sqrt(t) |r - g| / sqrt(r (1 - r)) (authors' code, default) or the literal "
@@ -134,8 +134,8 @@ class BayesParams(Seed003Params):
     )
 
 
-class BayesTopM(Seed003Rule):
-    """Seed 003's Bayes top-m arm selection (Bachman & Precup, Alg. 2; "Bayes" in Figs. 1-2).
+class BayesTopM(GreedyConfidencePursuitRule):
+    """The greedy-confidence-pursuit paper's Bayes top-m arm selection (Bachman & Precup, Alg. 2; "Bayes" in Figs. 1-2).
 
     Each step draws one posterior sample ``r_j ~ Beta(1 + S_j, 1 + F_j)`` per arm, puts the
     gap location ``g`` midway between the sampled m-th and (m+1)-th largest returns, and
@@ -176,19 +176,19 @@ class BayesTopM(Seed003Rule):
         return arms
 
 
-class PACParams(Seed003Params):
+class PACParams(GreedyConfidencePursuitParams):
     delta: float = Field(0.05, gt=0, lt=1, description="confidence parameter of the width (paper: 0.05; code: 0.95)")
 
 
-class PACTopM(Seed003Rule):
-    """Seed 003's "PAC" baseline: LUCB1 as Bachman & Precup use it (their eq. 10).
+class PACTopM(GreedyConfidencePursuitRule):
+    """The greedy-confidence-pursuit paper's "PAC" baseline: LUCB1 as Bachman & Precup use it (their eq. 10).
 
     One pull per step: ``argmax_j (-|r_j - g| + beta_j)`` with posterior-mean (MAP) gaps to the
     midpoint ``g`` of the m-th and (m+1)-th largest posterior means, and LUCB1's width
     ``beta_j = sqrt(ln(5 K t^4 / (4 delta)) / (2 t_j))``, ``t_j`` = observed rewards of arm j,
     ``t`` = observed rewards of the bandit (at least 1).  Unlike the original LUCB1 (policy
-    ``lucb1``) there is no High/Low split, no paired pulls and no stopping rule (section 5.3;
-    the sheet calls it ``lucb1_seed003``).  ``delta = 0.05`` as in the paper, real counts
+    ``lucb1``) there is no High/Low split, no paired pulls and no stopping rule (section 5.3 of the
+    paper).  ``delta = 0.05`` as in the paper, real counts
     rather than the code's prior pseudo-observations (Part C #23).
 
     Rewards in [0, 1].  Pending pulls are not counted: with delayed feedback the rule keeps

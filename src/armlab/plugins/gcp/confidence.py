@@ -1,4 +1,4 @@
-"""Seed 003's confidence lower bound (eq. 3), its Beta posterior inputs, and completion times.
+"""The greedy-confidence-pursuit paper's confidence lower bound (eq. 3), its Beta posterior inputs, and completion times.
 
 Bachman & Precup measure how sure a run is of its top-m set by a union bound over arms: with
 posterior means ``r_j``, gap location ``g = (r_(m) + r_(m+1)) / 2`` (midpoint of the m-th and
@@ -73,7 +73,7 @@ def confidence_lower_bound(
     top_m: int,
     posterior_sds: ArrayLike | None = None,
 ) -> np.ndarray:
-    """Seed 003's eq. (3): lower bound on the confidence that the top-``top_m`` set is right.
+    """The greedy-confidence-pursuit paper's eq. (3): lower bound on the confidence that the top-``top_m`` set is right.
 
     ``posterior_means`` and ``trials`` are ``(..., K)``; ``posterior_sds`` defaults to the
     Bernoulli ``sqrt(r (1 - r))`` of eq. (3) (pass empirical standard deviations for other
@@ -91,7 +91,7 @@ def threshold_confidence_lower_bound(
     posterior_sds: ArrayLike | None = None,
 ) -> np.ndarray:
     """Eq. (3) with the gap location fixed at ``threshold``: the confidence that every arm is
-    classified on the right side of it (the thresholding analogue; not in seed 003)."""
+    classified on the right side of it (the thresholding analogue; not in the greedy-confidence-pursuit paper)."""
     means = np.asarray(posterior_means, dtype=np.float64)
     return _union_bound(np.abs(means - threshold), trials, _return_sds(means, posterior_sds))
 

@@ -1,4 +1,4 @@
-"""Seed 003's completion-cost estimate (eq. 12) of a bandit, and its posterior-sampled form.
+"""The greedy-confidence-pursuit paper's completion-cost estimate (eq. 12) of a bandit, and its posterior-sampled form.
 
 Bachman & Precup rank bandits by
 

@@ -1,4 +1,4 @@
-"""Seed 003's multi-bandit instances (Figs. 4-5): a best arm a given gap above the rest."""
+"""The greedy-confidence-pursuit paper's multi-bandit instances (Figs. 4-5): a best arm a given gap above the rest."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class GapBernoulliParams(PluginParams):
 
 
 class GapBernoulli(RewardSource):
-    """Bernoulli bandits of seed 003's multi-bandit tests (Bachman & Precup, section 6).
+    """Bernoulli bandits of the greedy-confidence-pursuit paper's multi-bandit tests (Bachman & Precup, section 6).
 
     Given the gap ``g``, the best arm returns ``0.5 + g``; the other K - 1 returns are drawn
     i.i.d. uniformly on [0, 0.5] and shifted by a constant so that their maximum is exactly

@@ -1,6 +1,6 @@
 """A-GapE-V over several bandits at once: Gab-UCB, and Uni-UCB / MAP-UCB's arm rule.
 
-Seed 003's "UCB" arm rule is A-GapE-V (Gabillon et al. 2011) with top-m midpoint gaps, in
+The greedy-confidence-pursuit paper's "UCB" arm rule is A-GapE-V (Gabillon et al. 2011) with top-m midpoint gaps, in
 the form of Bachman & Precup's code (ALGORITHMS-pure-exploration.md section 3.9, Part C #13,
 #22).  For arm k of bandit g, with ``T`` observations, mean ``mu`` and unbiased variance ``v``
 that include two prior pseudo-observations (one 1 and one 0, so ``T >= 2``):
@@ -20,7 +20,7 @@ the argmax within the bandit they chose, which is the code's Uni-UCB and MAP-UCB
 single-bandit A-GapE-V policy estimates ``a`` from its own bandit only).
 
 Pending pulls do not enter the statistics, as in the authors' code and sheet 5.8 (the index
-repeats its choice while feedback is delayed, as seed 003 notes for UCB rules; the
+repeats its choice while feedback is delayed, as the greedy-confidence-pursuit paper notes for UCB rules; the
 single-bandit ``agapev`` instead counts them in its width); they do count toward the warm-up.
 """
 
@@ -127,14 +127,14 @@ class GabUCBParams(PluginParams):
 
 
 class GabUCB(Allocator):
-    """Gab-UCB: GapE-V jointly over all arms of all bandits (Gabillon et al. 2011; seed 003 section 6).
+    """Gab-UCB: GapE-V jointly over all arms of all bandits (Gabillon et al. 2011; the greedy-confidence-pursuit paper section 6).
 
     Each trial goes to the (bandit, arm) pair with the largest A-GapE-V index, ``a``
     estimated over all bandits (:func:`agapev_indices`), after a round-robin warm-up of
     ``warmup_per_arm`` pulls per arm; ties go to the lowest (bandit, arm).  It chooses arms
     itself (:meth:`select_arms`): the bandits' policies only recommend (pair it with
     ``agapev-topm``, whose MAP answer is the same).  Designed for the *minimum* confidence over
-    bandits (eq. 1), so it keeps spending on hard bandits; seed 003 uses it as a baseline.
+    bandits (eq. 1), so it keeps spending on hard bandits; the greedy-confidence-pursuit paper uses it as a baseline.
     Rewards in [0, 1] (b = 1).  Deviation: the code's variant that halves the budget in one
     entry point is not reproduced (full budget, sheet 3.9).
     """

@@ -1,4 +1,4 @@
-"""The round-robin warm-up that seed 003's multi-bandit runs start with (authors' code)."""
+"""The round-robin warm-up that the greedy-confidence-pursuit paper's multi-bandit runs start with (authors' code)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["WarmUp"]
 
 
 class WarmUp:
-    """Seed 003's multi-bandit warm-up: ``per_arm`` pulls of every arm of every bandit.
+    """The greedy-confidence-pursuit paper's multi-bandit warm-up: ``per_arm`` pulls of every arm of every bandit.
 
     While a replica has a bandit with an arm below ``per_arm`` pulls (pending included), the
     warm-up picks, among such bandits, the one with the fewest pulls (lowest index on ties:

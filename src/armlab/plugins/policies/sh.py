@@ -1,4 +1,4 @@
-"""Sequential Halving (Karnin, Koren & Somekh 2013) as seed 004's meta-algorithm (Alg. 1-2)."""
+"""Sequential Halving (Karnin, Koren & Somekh 2013) as the heterogeneous-variance paper's meta-algorithm (Alg. 1-2)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class SequentialHalving(Policy):
     """Sequential Halving: ``S = ceil(log2 K)`` stages of ``floor(n / S)`` pulls each.
 
     In stage s the active arms are pulled by the stage's *base rule* (round robin for SH,
-    seed 004 Alg. 2); at the end the ``ceil(|A|/2)`` arms with the largest **stage** means
+    the heterogeneous-variance paper Alg. 2); at the end the ``ceil(|A|/2)`` arms with the largest **stage** means
     survive (ties: lower index).  The leftover ``n mod S`` pulls are unused (the policy then
     returns STOPPED).  Requires ``floor(n / S) >= K`` so every arm gets a stage-1 sample.
 
@@ -156,7 +156,7 @@ class SequentialHalving(Policy):
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         """Last stage finished and drained: its stage-mean winner; else the active arm with
-        the largest cumulative mean (seed 004's anytime rule)."""
+        the largest cumulative mean (the heterogeneous-variance paper's anytime rule)."""
         finished = (stats.dispatched >= self._stop_at) & (
             stats.pending.sum(axis=1) == 0
         )

@@ -14,8 +14,8 @@ from armlab.stats import ArmStats
 class UniformParams(PluginParams):
     order: Literal["round-robin", "random"] = Field(
         "round-robin",
-        description="round-robin: arm (t - 1) mod K at step t (seed 004's Unif); random: an arm drawn "
-        "uniformly at every step, keyed by (seed, replica, step) (seed 000's UA)",
+        description="round-robin: arm (t - 1) mod K at step t (the heterogeneous-variance paper's Unif); random: an arm drawn "
+        "uniformly at every step, keyed by (seed, replica, step) (the thresholding-bandits paper's UA)",
     )
 
 
@@ -24,8 +24,8 @@ class Uniform(Policy):
 
     ``order = "round-robin"``: pull the active arm with the fewest pulls (observed +
     pending), lowest index first, i.e. arm ``(t - 1) mod K`` at step ``t`` -- baseline "Unif"
-    of seed 004 (sheet 3.1).  ``order = "random"``: pull an active arm drawn uniformly at
-    random, with replacement, independently of the history -- "UA" of seed 000 (sheet 2.6;
+    of the heterogeneous-variance paper (sheet 3.1).  ``order = "random"``: pull an active arm drawn uniformly at
+    random, with replacement, independently of the history -- "UA" of the thresholding-bandits paper (sheet 2.6;
     the authors' code draws ``random.randint``); the draw is a pure function of (seed,
     replica, step), so unpulled arms are possible and never counted above a threshold.
     No reward assumption.  Pending pulls count in the round robin, so delayed feedback does

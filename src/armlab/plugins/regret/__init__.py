@@ -1,4 +1,4 @@
-"""Cumulative-regret policies: EUCBV (seed 001) and every baseline it is compared with.
+"""Cumulative-regret policies: EUCBV (Mukherjee et al.) and every baseline it is compared with.
 
 ALGORITHMS-regret.md is the specification; ``ucb1`` and ``thompson`` (Beta-Bernoulli and
 Gaussian prior) are the built-ins of :mod:`armlab.plugins.policies`.

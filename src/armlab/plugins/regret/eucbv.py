@@ -1,4 +1,4 @@
-"""EUCBV, Efficient-UCB-Variance (Mukherjee, Naveen, Sudarsanam & Ravindran; seed 001, Alg. 1)."""
+"""EUCBV, Efficient-UCB-Variance (Mukherjee, Naveen, Sudarsanam & Ravindran, Alg. 1)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class EUCBVSchedule:
 class EUCBV(IndexPolicy):
     """EUCBV: UCB-V-style index with a variance-aware elimination test at every step.
 
-    Source: seed 001, Algorithm 1, as read by ALGORITHMS-regret.md section 2.5 (choices
+    Source: the EUCBV paper, Algorithm 1, as read by ALGORITHMS-regret.md section 2.5 (choices
     A1-A9).  Each arm is pulled once; then at decision ``t`` the active arm of largest
     ``mean_j + sqrt(rho (v_j + 2) L_m / (4 N_j))`` is pulled, with ``v_j`` the biased
     empirical variance and ``L_m = log(psi T eps_m)``; after the result, every active arm

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from armlab.plugins import hookimpl
 from armlab.plugins.sources.random_bernoulli import RandomBernoulli
-from armlab.plugins.sources.seed004 import Seed004Gaussian
+from armlab.plugins.sources.heterogeneous_gaussian import HeterogeneousVarianceGaussian
 from armlab.plugins.sources.simulated import Bernoulli, Gaussian
 
 
 @hookimpl
 def armlab_register_sources():
-    return [Gaussian, Bernoulli, RandomBernoulli, Seed004Gaussian]
+    return [Gaussian, Bernoulli, RandomBernoulli, HeterogeneousVarianceGaussian]

@@ -1,4 +1,4 @@
-"""Seed 003's random Bernoulli bandits: a fresh instance per replica with a controlled gap."""
+"""The greedy-confidence-pursuit paper's random Bernoulli bandits: a fresh instance per replica with a controlled gap."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class RandomBernoulliParams(PluginParams):
 
 
 class RandomBernoulli(RewardSource):
-    """Random Bernoulli bandits of seed 003's section 4 (Bachman & Precup, Figs. 1-3).
+    """Random Bernoulli bandits of the greedy-confidence-pursuit paper's section 4 (Bachman & Precup, Figs. 1-3).
 
     Each replica gets its own instance: K returns drawn i.i.d. uniformly on [low, high]
     (default [0.1, 0.9]), all redrawn until the gap ``r_(m) - r_(m+1)`` lies in

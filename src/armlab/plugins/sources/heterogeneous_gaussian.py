@@ -1,4 +1,4 @@
-"""Seed 004's synthetic Gaussian bandit with heterogeneous variances (Lalitha et al., section 5.1).
+"""The synthetic Gaussian bandit with heterogeneous variances of Lalitha et al. (2023, section 5.1).
 
 Arm i (1-based) of K: ``mu_i = 1 - sqrt((i - 1) / K)``; ``sigma_i^2 = 0.9 mu_i^2 + 0.1`` for
 even i and ``0.1`` for odd i.  Every stage of sequential halving then holds both high- and
@@ -7,7 +7,7 @@ means and a multiplicative ``U(0.5, 1.5)`` factor on the variances; the factor a
 variance computed from the *unperturbed* mean, and a new instance is drawn in every run
 (ALGORITHMS-pure-exploration.md B.4, Part C #17).  Rewards are ``N(mu_i, sigma_i^2)``.
 
-:func:`seed004_targets` is the generator on its own, for other sources that start from the
+:func:`heterogeneous_variance_targets` is the generator on its own, for other sources that start from the
 same targets (the MovieLens replay of the paper's section 5.2 matches movies to them).
 """
 
@@ -23,14 +23,14 @@ from armlab.plugins.interfaces import PluginParams, RewardSource
 from armlab.problem import Truth
 from armlab.random import KeyedRandom
 
-__all__ = ["Parity", "Seed004Gaussian", "seed004_base", "seed004_targets"]
+__all__ = ["Parity", "HeterogeneousVarianceGaussian", "heterogeneous_variance_base", "heterogeneous_variance_targets"]
 
 
 #: Which arms (1-based parity) get the high variance ``0.9 mu_i^2 + 0.1``.
 Parity = Literal["even", "odd"]
 
 
-def seed004_base(n_arms: int, high_variance_arms: Parity = "even") -> tuple[np.ndarray, np.ndarray]:
+def heterogeneous_variance_base(n_arms: int, high_variance_arms: Parity = "even") -> tuple[np.ndarray, np.ndarray]:
     """The unperturbed means and variances ``(K,)`` of the paper's K-armed instance."""
     arm = np.arange(1, n_arms + 1)
     means = 1.0 - np.sqrt((arm - 1) / n_arms)
@@ -39,7 +39,7 @@ def seed004_base(n_arms: int, high_variance_arms: Parity = "even") -> tuple[np.n
     return means, variances
 
 
-def seed004_targets(
+def heterogeneous_variance_targets(
     rng: KeyedRandom,
     n_arms: int,
     mean_sd: float = 0.05,
@@ -52,13 +52,13 @@ def seed004_targets(
     ``sigma_i^2 * U(variance_factor)`` (step 1), so each replica's instance depends only on
     its key.
     """
-    means, variances = seed004_base(n_arms, high_variance_arms)
+    means, variances = heterogeneous_variance_base(n_arms, high_variance_arms)
     low, high = variance_factor
     factor = low + (high - low) * rng.uniform(1, n_arms)
     return means + mean_sd * rng.normal(0, n_arms), variances * factor
 
 
-class Seed004GaussianParams(PluginParams):
+class HeterogeneousVarianceGaussianParams(PluginParams):
     n_arms: int = Field(ge=2, description="number of arms K (sweep source.n_arms for error vs K)")
     perturbation: Literal["per-run", "once", "none"] = Field(
         "per-run",
@@ -78,15 +78,15 @@ class Seed004GaussianParams(PluginParams):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> Seed004GaussianParams:
+    def _check(self) -> HeterogeneousVarianceGaussianParams:
         low, high = self.variance_factor
         if not 0 < low <= high:
             raise ValueError(f"variance_factor must satisfy 0 < low <= high, got {list(self.variance_factor)}")
         return self
 
 
-class Seed004Gaussian(RewardSource):
-    """Seed 004's Gaussian bandit (section 5.1, Figs. 1-3): means ``1 - sqrt((i-1)/K)``,
+class HeterogeneousVarianceGaussian(RewardSource):
+    """The heterogeneous-variance paper's Gaussian bandit (section 5.1, Figs. 1-3): means ``1 - sqrt((i-1)/K)``,
     variances ``0.9 mu_i^2 + 0.1`` (even arms) or ``0.1`` (odd arms), perturbed per run.
 
     The instance of replica r is drawn from the keyed generator of (seed, bandit, r), so every
@@ -94,8 +94,8 @@ class Seed004Gaussian(RewardSource):
     argmax of the perturbed means (arm 1 in most draws); error metrics use it.
     """
 
-    name = "seed004-gaussian"
-    Params = Seed004GaussianParams
+    name = "heterogeneous-gaussian"
+    Params = HeterogeneousVarianceGaussianParams
 
     @property
     def n_arms(self) -> int:
@@ -104,12 +104,12 @@ class Seed004Gaussian(RewardSource):
     def truth_for(self, rng: KeyedRandom) -> Truth:
         p, replicas = self.params, rng.replicas.size
         if p.perturbation == "none":
-            base = seed004_base(p.n_arms, p.high_variance_arms)
+            base = heterogeneous_variance_base(p.n_arms, p.high_variance_arms)
             means, variances = (np.broadcast_to(a, (replicas, p.n_arms)) for a in base)
         else:
             if p.perturbation == "once":
                 rng = KeyedRandom(*rng.words, "shared-instance", replicas=np.zeros(1, dtype=np.int64))
-            means, variances = seed004_targets(rng, p.n_arms, p.mean_sd, p.variance_factor, p.high_variance_arms)
+            means, variances = heterogeneous_variance_targets(rng, p.n_arms, p.mean_sd, p.variance_factor, p.high_variance_arms)
             means, variances = (np.broadcast_to(a, (replicas, p.n_arms)) for a in (means, variances))
         self._flat_means = np.ascontiguousarray(means).reshape(-1)
         self._flat_sd = np.sqrt(variances).reshape(-1)
