@@ -54,7 +54,7 @@ from armlab.plots import remove_figures, save_figures
               help="Also split every run's replicas into blocks of this many (default: only when there "
                    "are fewer policies x sweep values than workers).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="Where the work runs: local processes, or Dask (pip install 'armlab[dask]').")
+              help="Where the work runs: local processes, or Dask (the 'dask' extra).")
 @click.option("--scheduler", help="With --executor dask: the address of a running Dask scheduler "
                                   "(default: a local cluster of --workers processes).")
 @click.option("--journal", "journal_path", type=click.Path(dir_okay=False),

@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any
 
 from armlab.errors import ConfigError
+from armlab.extras import require
 from armlab.orchestrator.collect import Collector, Message, Relay
 from armlab.orchestrator.portable import PlanRecipe, rebuild, recipe
 from armlab.orchestrator.tasks import Task, TaskOutput, run_task
@@ -35,10 +36,8 @@ class DaskCluster:
         self._cluster: Any = None
 
     def __enter__(self) -> DaskCluster:
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError:
-            raise ConfigError("executor 'dask' needs the optional dependency: pip install 'armlab[dask]'") from None
+        distributed = require("distributed", "dask", "executor 'dask'")
+        Client, LocalCluster = distributed.Client, distributed.LocalCluster  # noqa: N806 - classes
         if self._scheduler is None:
             self._cluster = LocalCluster(n_workers=self._workers, threads_per_worker=1, processes=True,
                                          dashboard_address=None)

@@ -2,7 +2,7 @@
 
 Figures are plain :class:`matplotlib.figure.Figure` objects; ``savefig`` picks the Agg
 (PNG) or SVG canvas from the file suffix, so nothing here needs a display or touches
-matplotlib's global state.  matplotlib is the optional ``armlab[plot]`` dependency and is
+matplotlib's global state.  matplotlib is the optional ``plot`` extra's dependency and is
 imported only when a figure is drawn.
 """
 
@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from armlab.errors import ArmlabError
+from armlab.extras import require
 from armlab.plots.kinds import FigureKind, Panel, sweep_axis_label
 
 if TYPE_CHECKING:
@@ -26,11 +26,7 @@ _MARKER_POINTS = 30
 
 
 def _figure_class() -> type[Figure]:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ArmlabError("plotting needs matplotlib: pip install 'armlab[plot]'") from None
-    return Figure
+    return require("matplotlib.figure", "plot", "plotting").Figure
 
 
 def draw(

@@ -13,6 +13,7 @@ import click
 
 from armlab.cli.app import App
 from armlab.cli.errors import UserError, user_errors
+from armlab.extras import require
 from armlab.log import configure_logging, log_event
 from armlab.orchestrator.session import LiveSession
 from armlab.service.auth import TOKEN_ENV, is_loopback
@@ -94,7 +95,9 @@ def serve_command(
     log_path: str | None,
 ) -> None:
     """Serve the live experiment in CONFIG.toml over HTTP (ask, tell, abandon, status, events)."""
-    import uvicorn
+    with user_errors():
+        uvicorn = require("uvicorn", "live", "armlab serve")
+        require("fastapi", "live", "armlab serve")
 
     from armlab.service.app import create_app
     from armlab.service.auth import resolve_token
