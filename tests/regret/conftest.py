@@ -7,13 +7,12 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from armlab.config import FeedbackConfig
 from armlab.orchestrator.engine import Simulation
-from armlab.plugins.allocators.single import Single
 from armlab.plugins.interfaces import Policy, RewardSource
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
+from armlab.testing import simulate_policy
 
 UNBOUNDED = (-float("inf"), float("inf"))
 
@@ -56,16 +55,8 @@ def hand() -> type[Hand]:
 def simulate(policy_factory: Callable[[], Policy], source: RewardSource, budget: int, *, replicas: int = 4,
              seed: int = 0, delay: int = 0, checkpoints: list[int] | None = None) -> Simulation:
     """Run ``policy_factory()`` to the end on ``source`` in the vectorized engine."""
-    ids = np.arange(replicas)
-    source.reset(ids, seed)
-    problem = Problem(objective=Objective.REGRET, budget=budget, n_arms=source.n_arms, truth=source.truth,
-                      source=source.name, reward_range=source.reward_range)
-    sim = Simulation(policy_factory=policy_factory, sources=[source], problems=[problem], allocator=Single(),
-                     feedback=FeedbackConfig(delay=delay), seed=seed, replicas=ids,
-                     checkpoints=checkpoints or [budget])
-    while not sim.finished:
-        sim.step()
-    return sim
+    return simulate_policy(policy_factory, source, budget=budget, objective=Objective.REGRET, replicas=replicas,
+                           seed=seed, delay=delay, checkpoints=checkpoints)
 
 
 @pytest.fixture(scope="session")

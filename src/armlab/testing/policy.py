@@ -1,4 +1,4 @@
-"""Conformance checks for policy plugins, for armlab's own tests and for plugin authors.
+"""The conformance check of policy plugins, for armlab's own tests and for plugin authors.
 
 ``check_policy(MyPolicy)`` runs a policy on a small simulated Gaussian bandit and asserts
 the contract every built-in policy meets: valid arms of the right shape, ``select`` repeatable
@@ -16,15 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from armlab.config import FeedbackConfig
 from armlab.orchestrator.engine import Simulation
-from armlab.plugins.allocators.single import Single
-from armlab.plugins.interfaces import STOPPED, PluginParams, Policy, RewardSource
+from armlab.plugins.interfaces import STOPPED, Policy, RewardSource
 from armlab.plugins.scalar import ScalarPolicy, vectorize
 from armlab.plugins.sources.simulated import Bernoulli, Gaussian
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
+from armlab.testing._plugin import check_declaration
+from armlab.testing.helpers import simulate_policy
 
 __all__ = ["check_policy", "run_policy"]
 
@@ -184,37 +184,23 @@ def run_policy(
 ) -> Simulation:
     """Run ``policy`` to the end on the check's bandit (``source``: gaussian or bernoulli,
     arm means spread over [0.1, 0.9]); return the finished engine."""
-    replicas = np.arange(6) if replicas is None else np.asarray(replicas)
-    source = _source(n_arms, source)
-    source.reset(replicas, seed)
-    problem = Problem(
-        objective=objective,
+    return simulate_policy(
+        (lambda: _Checked(policy)) if check else (lambda: policy),
+        _source(n_arms, source),
         budget=budget,
-        n_arms=n_arms,
+        objective=objective,
+        replicas=np.arange(6) if replicas is None else replicas,
+        seed=seed,
+        delay=delay,
+        checkpoints=[budget // 2, budget],
         top_m=2,
         threshold=0.5,
         delta=0.1,
-        truth=source.truth,
-        source=source.name,
-        reward_range=source.reward_range,
     )
-    sim = Simulation(
-        policy_factory=(lambda: _Checked(policy)) if check else (lambda: policy),
-        sources=[source],
-        problems=[problem],
-        allocator=Single(),
-        feedback=FeedbackConfig(delay=delay),
-        seed=seed,
-        replicas=replicas,
-        checkpoints=[budget // 2, budget],
-    )
-    while not sim.finished:
-        sim.step()
-    return sim
 
 
 def check_policy(
-    policy_cls: type[Policy] | type[ScalarPolicy],
+    policy_cls: type[Policy | ScalarPolicy],
     params: dict[str, Any] | None = None,
     *,
     objective: Objective | str | None = None,
@@ -231,11 +217,7 @@ def check_policy(
     """
     if issubclass(policy_cls, ScalarPolicy):
         policy_cls = vectorize(policy_cls)
-    name = getattr(policy_cls, "name", None)
-    assert isinstance(name, str) and name, f"{policy_cls.__qualname__} needs a non-empty class attribute 'name'"
-    assert issubclass(policy_cls.Params, PluginParams), f"{name}.Params must subclass armlab.PluginParams"
-    config = policy_cls.Params.model_config
-    assert config.get("frozen") and config.get("extra") == "forbid", f"{name}.Params must be frozen and forbid extra fields"
+    name = check_declaration(policy_cls, Policy)
     if objective is None:
         objective = next(o for o in _PREFERENCE if o in policy_cls.objectives)
     objective = Objective(objective)
