@@ -2,35 +2,42 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import structlog
 
-from armlab.config import ExperimentConfig, load_config
+from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
 from armlab.events import Listener
 from armlab.log import get_logger, log_event
+from armlab.orchestrator.result import ExperimentResult
 from armlab.orchestrator.session import LiveSession
 from armlab.orchestrator.shards import ShardRunner
 from armlab.orchestrator.simulate import PolicyResult, ProgressCallback
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 
-__all__ = ["run_experiment", "run_experiment_async"]
+__all__ = ["ExperimentResult", "run_experiment", "run_experiment_async"]
+
+#: What ``run_experiment`` accepts as an experiment: a TOML path, a config, or its tables as a dict.
+ConfigInput = ExperimentConfig | Mapping[str, Any] | str | Path
 
 log = get_logger("armlab.orchestrator")
 
 
 def _resolve(
-    config: ExperimentConfig | str | Path, seed: int | None, replicas: int | None, registry: Registry | None
+    config: ConfigInput, seed: int | None, replicas: int | None, registry: Registry | None
 ) -> tuple[ExperimentConfig, list[tuple[Any, ExperimentPlan]], Registry]:
     """Load and validate the config and every sweep variant before anything runs."""
-    if not isinstance(config, ExperimentConfig):
+    if isinstance(config, Mapping):
+        config = validate_config(dict(config))
+    elif not isinstance(config, ExperimentConfig):
         config = load_config(config)
     config = config.with_overrides(seed=seed, replicas=replicas)
     registry = registry or default_registry()
@@ -39,7 +46,7 @@ def _resolve(
 
 
 async def run_experiment_async(
-    config: ExperimentConfig | str | Path,
+    config: ConfigInput,
     *,
     seed: int | None = None,
     replicas: int | None = None,
@@ -49,7 +56,7 @@ async def run_experiment_async(
     scale: ShardRunner | None = None,
     journal: str | Path | None = None,
     listeners: Sequence[Listener] = (),
-) -> dict[str, Any]:
+) -> ExperimentResult:
     """Run an experiment inside a running event loop; see :func:`run_experiment`.
 
     A simulated experiment is CPU work: it runs in a worker thread, so the loop stays free,
@@ -73,7 +80,7 @@ def _simulated_experiment(
     scale: ShardRunner | None,
     journal: str | Path | None,
     listeners: Sequence[Listener],
-) -> dict[str, Any]:
+) -> ExperimentResult:
     """Every run of a simulated experiment, in this process or scaled out by ``scale``."""
     base = plans[0][1]
     with structlog.contextvars.bound_contextvars(experiment=base.config.name):
@@ -89,7 +96,7 @@ async def _live_experiment(
     out_dir: str | Path | None,
     journal: str | Path | None,
     listeners: Sequence[Listener] = (),
-) -> dict[str, Any]:
+) -> ExperimentResult:
     with structlog.contextvars.bound_contextvars(experiment=plan.config.name):
         started = _started([(None, plan)], journal)
         return _finished(await _run_live(plan, registry, journal, listeners), started, registry, out_dir)
@@ -110,7 +117,9 @@ def _started(plans: list[tuple[Any, ExperimentPlan]], journal: str | Path | None
     return time.perf_counter()
 
 
-def _finished(summary: dict[str, Any], started: float, registry: Registry, out_dir: str | Path | None) -> dict[str, Any]:
+def _finished(
+    summary: dict[str, Any], started: float, registry: Registry, out_dir: str | Path | None
+) -> ExperimentResult:
     """Stamp the wall time, let every result sink write ``summary`` to ``out_dir``, log the end."""
     summary["wall_seconds"] = time.perf_counter() - started
     if out_dir is not None:
@@ -118,7 +127,7 @@ def _finished(summary: dict[str, Any], started: float, registry: Registry, out_d
             path = info.cls().write(summary, Path(out_dir))
             log.info("results_written", sink=info.name, path=str(path))
     log.info("experiment_finished", wall_seconds=round(summary["wall_seconds"], 4))
-    return summary
+    return ExperimentResult(summary)
 
 
 def _header(cfg: ExperimentConfig, replicas: int) -> dict[str, Any]:
@@ -187,8 +196,20 @@ async def _run_live(
     return summary
 
 
+def _refuse_running_loop() -> None:
+    """A live run starts an event loop, which cannot happen inside a running one (a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        "run_experiment() cannot run a live experiment inside a running event loop (a Jupyter notebook, "
+        "an async function): use `await armlab.run_experiment_async(...)` there, with the same arguments"
+    )
+
+
 def run_experiment(
-    config: ExperimentConfig | str | Path,
+    config: ConfigInput,
     *,
     seed: int | None = None,
     replicas: int | None = None,
@@ -198,10 +219,12 @@ def run_experiment(
     scale: ShardRunner | None = None,
     journal: str | Path | None = None,
     listeners: Sequence[Listener] = (),
-) -> dict[str, Any]:
-    """Run an experiment and return its summary (the content of ``summary.json``).
+) -> ExperimentResult:
+    """Run an experiment and return its summary (the content of ``summary.json``, as an
+    :class:`~armlab.orchestrator.result.ExperimentResult`: a ``dict`` with ``.to_pandas()``).
 
-    ``config`` is a TOML path or an :class:`~armlab.config.ExperimentConfig`; ``seed`` and
+    ``config`` is a TOML path, an :class:`~armlab.config.ExperimentConfig` or the same tables
+    as a dict; ``seed`` and
     ``replicas`` override the file; with ``out_dir`` every registered result sink writes its
     file there; ``progress(label, done, total)`` is called as trials are dispatched (counted
     over all runs of the experiment).  A config with a ``[sweep]`` runs once per value; its
@@ -213,8 +236,13 @@ def run_experiment(
     replays it and continues the run.  ``listeners`` receive the experiment's typed events
     (:mod:`armlab.events`: every trial of a live run; checkpoints and finished policies of
     a simulated one).  Mirrors ``armlab run``.
+
+    A simulated experiment needs no event loop, so it also runs inside one (a Jupyter
+    notebook); a live one starts its own loop, so inside a running loop it is refused with
+    a pointer to ``await run_experiment_async(...)``.
     """
     config, plans, registry = _resolve(config, seed, replicas, registry)
     if plans[0][1].live:
+        _refuse_running_loop()
         return anyio.run(_live_experiment, plans[0][1], registry, out_dir, journal, listeners, backend="asyncio")
     return _simulated_experiment(config, plans, registry, out_dir, progress, scale, journal, listeners)

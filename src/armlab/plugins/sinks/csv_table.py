@@ -24,7 +24,7 @@ from typing import Any
 
 from armlab.plugins.interfaces import ResultSink
 
-__all__ = ["CsvTable", "tidy_rows"]
+__all__ = ["CsvTable", "table_columns", "tidy_rows"]
 
 #: Per-arm lists of live-run summaries: not per-checkpoint series, even when equally long.
 _PER_ARM_KEYS = frozenset({"counts", "means"})
@@ -81,6 +81,13 @@ def tidy_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def table_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """The columns of ``rows`` in ``results.csv`` order: the fixed ones present, then the rest
+    as they first appear (also the column order of ``ExperimentResult.to_pandas()``)."""
+    columns = [c for c in _FIXED if any(c in row for row in rows)]
+    return columns + list(dict.fromkeys(key for row in rows for key in row if key not in _FIXED))
+
+
 class CsvTable(ResultSink):
     """Write a tidy ``results.csv``: one row per policy x checkpoint (x sweep value)."""
 
@@ -88,8 +95,7 @@ class CsvTable(ResultSink):
 
     def write(self, summary: Mapping[str, Any], out_dir: Path) -> Path:
         rows = tidy_rows(summary)
-        columns = [c for c in _FIXED if any(c in row for row in rows)]
-        columns += list(dict.fromkeys(key for row in rows for key in row if key not in _FIXED))
+        columns = table_columns(rows)
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / "results.csv"
         tmp = path.with_suffix(".csv.tmp")
