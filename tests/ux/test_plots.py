@@ -213,5 +213,5 @@ def test_a_real_arm_count_sweep_with_the_confidence_metric(tmp_path, registry):
 def test_without_matplotlib_the_error_says_what_to_install(monkeypatch, single_run):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import now fails
     summary = single_run("regret", a={"regret_mean": [1.0, 2.0, 3.0], "regret_stderr": [0.1] * 3})
-    with pytest.raises(ArmlabError, match=r"pip install 'armlab\[plot\]'"):
+    with pytest.raises(ArmlabError, match=r"pip install -e '\.\[plot\]'"):
         plot_summary(summary)
