@@ -34,6 +34,7 @@ from armlab.config import (
     read_config_data,
 )
 from armlab.errors import ArmlabError, ConfigError, PluginError
+from armlab.live_rules import refuse_ignored_live_fields
 from armlab.multibandit import BanditProblem
 from armlab.plugins.interfaces import Allocator, PluginParams, Policy, RewardSource
 from armlab.plugins.registry import Registry
@@ -196,6 +197,7 @@ def build_plan(config: ExperimentConfig, registry: Registry, dry_run: bool = Tru
     _check_live_bandits(plan)
     if dry_run:
         plan = dataclasses.replace(plan, arm_counts=_dry_run(plan))
+    refuse_ignored_live_fields(config, plan.live)
     return plan
 
 

@@ -15,6 +15,7 @@ import structlog
 from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
 from armlab.events import Listener
+from armlab.live_rules import refuse_ignored_live_fields
 from armlab.log import get_logger, log_event
 from armlab.orchestrator.result import ExperimentResult
 from armlab.orchestrator.session import LiveSession
@@ -42,6 +43,7 @@ def _resolve(
     config = config.with_overrides(seed=seed, replicas=replicas)
     registry = registry or default_registry()
     plans = [(value, build_plan(variant, registry)) for value, variant in config.variants()]
+    refuse_ignored_live_fields(config, plans[0][1].live)  # a run's plan no longer holds the [sweep]
     return config, plans, registry
 
 
