@@ -4,7 +4,7 @@ Several fixed-budget algorithms set their exploration parameter from a complexit
 from the *true* means (and variances): UCB-E and its thresholding form (``H1``), UCBEV and
 GapE-V (``H_sigma,1`` / ``H^sigma``), GapE (``H``), UGapE (``H_epsilon``).  The others
 (``H2``, ``H_APT``, ``H_sigma,2``) appear in error bounds and are used to label instances.
-Definitions and test vectors: ALGORITHMS-pure-exploration.md section 1.
+Definitions and test vectors: docs/algorithms/fixed-budget.md.
 
 Every function is vectorized over leading axes, with the arms on the last axis: a
 ``(R, K)`` array of means gives ``(R,)`` complexities (one bandit instance per replica).
@@ -109,7 +109,7 @@ def h1(gaps: ArrayLike) -> np.ndarray:
 def h2(gaps: ArrayLike) -> np.ndarray:
     """``H2 = max_i i * gap_(i)^-2`` with gaps sorted increasingly (1-based i).
 
-    The thresholding-bandits paper prints ``min``; the max form is the one its inequalities need (Part C #1).
+    The thresholding-bandits paper prints ``min``; the max form is the one its inequalities need (docs/algorithms/thresholding.md).
     """
     gaps = np.sort(_floats(gaps), axis=-1)
     _require_positive(gaps, "H2")
@@ -137,7 +137,7 @@ def variance_complexity(
 
     ``squared=True`` (default) is GapE-V's ``H^sigma`` (Gabillon et al. 2011) and the form
     the thresholding-bandits paper's authors compute; ``squared=False`` is ``H_sigma,1`` exactly as the thresholding-bandits paper
-    prints it (Part C #2).  ``b`` bounds the rewards (the thresholding-bandits paper: 1).
+    prints it (docs/algorithms/thresholding.md).  ``b`` bounds the rewards (the thresholding-bandits paper: 1).
     """
     gaps = _floats(gaps)
     _require_positive(gaps, "the variance complexity")

@@ -1,7 +1,7 @@
 """Low-rank completion of a rating matrix by alternating least squares (ALS).
 
 Objective (weighted-lambda regularisation, Zhou et al. 2008 "ALS-WR"; the pure-exploration
-sheet's B.4 recommendation for the heterogeneous-variance paper, which leaves ALS unspecified)::
+armlab's choice for the heterogeneous-variance paper, which leaves ALS unspecified)::
 
     sum over observed (u, j) of (R_uj - p_u . q_j)^2  +  lambda * (sum_u n_u |p_u|^2 + sum_j n_j |q_j|^2)
 
@@ -30,12 +30,12 @@ __all__ = ["ALSFit", "ALSSettings", "INIT_SCALE", "fit_als", "rmse"]
 
 log = get_logger(__name__)
 
-#: Standard deviation of the initial movie factors (the sheet's ``N(0, 0.1^2)``).
+#: Standard deviation of the initial movie factors (armlab's ``N(0, 0.1^2)``).
 INIT_SCALE = 0.1
 
 
 class ALSSettings(PluginParams):
-    """Hyper-parameters of the completion; defaults are the sheet's B.4 recommendation."""
+    """Hyper-parameters of the completion; defaults are armlab's choice."""
 
     rank: int = Field(5, ge=1, le=200, description="rank of the completed matrix (the heterogeneous-variance paper: 5)")
     regularization: float = Field(

@@ -4,11 +4,11 @@ The heterogeneous-variance paper section 5.2 draws the targets of the synthetic 
 arm i, the movie minimising ``(m_j - mu_i)^2 + (w_j - sigma_i^2)^2``.  The targets live on
 ``mu in (0, 1]``, ``sigma^2 in [0.05, 1.5]`` while movie statistics live on the 1-5 rating
 scale, so taken literally the rule keeps choosing a handful of rarely rated movies whose
-completed ratings extrapolate below the scale (pure-exploration sheet, B.4 and Part C #19).
+completed ratings extrapolate below the scale (docs/algorithms/sources.md).
 
 Two mappings:
 
-* ``normalized`` (the sheet's recommendation, default): candidates are movies with at least
+* ``normalized`` (armlab's choice, default): candidates are movies with at least
   ``min_ratings`` observed ratings; targets are mapped affinely onto the candidates' range,
   ``mu* = m_q01 + mu * (m_q99 - m_q01)`` and
   ``sigma2* = w_q01 + (sigma2 - 0.05) / 1.45 * (w_q99 - w_q01)`` (q01/q99: 1st/99th

@@ -46,7 +46,7 @@ class MovieLensParams(ALSSettings):
     mapping: Mapping = Field(
         "normalized",
         description="normalized: targets mapped onto the movies' range, matched without replacement "
-        "(sheet B.4); literal: the heterogeneous-variance paper's rule as written",
+        "(docs/algorithms/sources.md); literal: the heterogeneous-variance paper's rule as written",
     )
     min_ratings: int | None = Field(
         None, ge=1, description="candidate movies need this many observed ratings; default 20 (normalized), 1 (literal)"
@@ -90,9 +90,9 @@ class MovieLens(RewardSource):
     Arms: ``movies = [ids]`` fixes them; ``n_arms = K`` draws the heterogeneous-variance paper's synthetic targets
     per replica (the generator of the ``heterogeneous-gaussian`` source, from the same keyed
     stream, so replica r's targets are that source's instance r) and picks the nearest movies.  **Deviation from the paper**: the literal
-    nearest-movie rule is degenerate on the rating scale (sheet Part C #19), so by default
+    nearest-movie rule is degenerate on the rating scale (docs/algorithms/sources.md), so by default
     the targets are mapped onto the candidates' range and matched without replacement
-    among movies with at least 20 ratings (``mapping = "normalized"``, the sheet's
+    among movies with at least 20 ratings (``mapping = "normalized"``, armlab's
     recommendation); ``mapping = "literal"`` keeps the rule as written.  The paper used
     ML-1M; armlab's tests use ML-100K.  Paths are relative to the working directory.
     """

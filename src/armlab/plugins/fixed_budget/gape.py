@@ -4,7 +4,7 @@ Gap-based exploration pulls ``argmax_k B_k`` with ``B_k = -gap_k + width_k``: ar
 empirical gap is small (hard to tell apart from the boundary of the answer) or whose
 estimate is still wide.  The answer is the empirical best arm (or the m empirical best
 arms).  Index code lives in :mod:`armlab.plugins.fixed_budget.gape_index`; this module holds
-the policies.  Definitions: ALGORITHMS-pure-exploration.md 3.7-3.9, Part C #11-#13.
+the policies.  Definitions: docs/algorithms/fixed-budget.md.
 
 Extension points (the greedy-confidence-pursuit paper's ``agapev-topm`` subclasses :class:`AGapEV`):
 
@@ -135,7 +135,7 @@ class GapEParams(OracleIndexParams):
     rate: float = Field(1.0 / 144.0, gt=0, description="GapE's error-rate constant c, used by the heterogeneous-variance paper's rescaling")
     rescale: bool = Field(
         True,
-        description="the heterogeneous-variance paper's convention: H replaced by H c / c' with c' = 1/(4 log2 K) (Part C #12); "
+        description="the heterogeneous-variance paper's convention: H replaced by H c / c' with c' = 1/(4 log2 K) (docs/algorithms/fixed-budget.md); "
         "false: Gabillon et al.'s a = theta (n - rK) / H (r = 1 for GapE, 2 for GapE-V)",
     )
 
@@ -144,13 +144,13 @@ class GapE(GapIndexPolicy):
     """GapE: after one pull of each arm, pull ``argmax_k -gap_k + b sqrt(a / T_k)``.
 
     Source: Gabillon et al., "Multi-bandit best arm identification", NeurIPS 2011 (one bandit,
-    M = 1; sheet 3.7), as run by the heterogeneous-variance paper (Lalitha et al., section 5): ``gap_k`` is the empirical
+    M = 1; docs/algorithms/fixed-budget.md), as run by the heterogeneous-variance paper (Lalitha et al., section 5): ``gap_k`` is the empirical
     best arm's lead over the runner-up, and the others' deficit to the best (GapE-style top-m
-    gaps for the top-m objective, sheet 1.1); the oracle ``a = theta (n - K) / (H c / c')``
+    gaps for the top-m objective, docs/algorithms/fixed-budget.md); the oracle ``a = theta (n - K) / (H c / c')``
     with ``H = sum_k b^2 / Delta_k^2`` of the true gaps, ``theta = 4/9``, ``c = 1/144``,
     ``c' = 1 / (4 log2 K)``, i.e. ``a = 16 (n - K) / (H log2 K)``, and
-    ``b = max_k mu_k + sigma_k sqrt(ln n)``, all per replica from the source's truth (Part C #12;
-    theta and c are UNVERIFIED against the primary text, sheet 3.7).  Give ``a`` and ``b`` to
+    ``b = max_k mu_k + sigma_k sqrt(ln n)``, all per replica from the source's truth (docs/algorithms/fixed-budget.md;
+    theta and c are UNVERIFIED against the primary text, docs/algorithms/fixed-budget.md).  Give ``a`` and ``b`` to
     run without oracle inputs (live sources).  Rewards assumed in [0, b]; runs on any rewards.
     With the oracle ``a``, ``b`` cancels from the width: ``b sqrt(a)`` does not depend on it.
 
@@ -205,7 +205,7 @@ class GapE(GapIndexPolicy):
 
 class GapEVParams(GapEParams):
     theta: float = Field(
-        THETA_V, gt=0, description="theta in the oracle a = theta (n - 2K) / H^sigma (8/9, Part C #11)"
+        THETA_V, gt=0, description="theta in the oracle a = theta (n - 2K) / H^sigma (8/9)"
     )
     rate: float = Field(1.0 / 512.0, gt=0, description="GapE-V's error-rate constant c, used by the heterogeneous-variance paper's rescaling")
 
@@ -216,12 +216,12 @@ class GapEV(GapE):
     Pulls ``argmax_k -gap_k + sqrt(2 a v_k / T_k) + 7 a b / (3 (T_k - 1))`` (``v_k`` the unbiased
     sample variance).
 
-    Source: Gabillon et al. 2011 (sheet 3.8), as run by the heterogeneous-variance paper: oracle
+    Source: Gabillon et al. 2011 (docs/algorithms/fixed-budget.md), as run by the heterogeneous-variance paper: oracle
     ``a = theta (n - 2K) / (H^sigma c / c')`` with
     ``H^sigma = sum_k (sigma_k + sqrt(sigma_k^2 + (16/3) b Delta_k))^2 / Delta_k^2``,
     ``theta = 8/9`` (both public implementations) and ``c = 1/512`` (quoted by the thresholding-bandits
     and heterogeneous-variance papers), i.e. ``a = (1024/9) (n - 2K) / (H^sigma log2 K)``; the pair is UNVERIFIED against the
-    primary text (sheet 3.8: with theta = 1/8 the factor would be 16).  ``b`` as in GapE.
+    primary text (docs/algorithms/fixed-budget.md: with theta = 1/8 the factor would be 16).  ``b`` as in GapE.
     Rewards assumed in [0, b].  Pending pulls: as GapE (``T_k`` counts pulls; means and
     variances are observed ones).
     """
@@ -250,11 +250,11 @@ class GapEV(GapE):
 
 
 class AGapEVParams(PluginParams):
-    b: float = Field(1.0, gt=0, description="reward range b (rewards in [0, b]); the sheet's A-GapE-V uses 1")
+    b: float = Field(1.0, gt=0, description="reward range b (rewards in [0, b]); armlab's A-GapE-V uses 1")
     theta: float = Field(THETA_V, gt=0, description="theta in a = theta (n - 2K) / H-hat (8/9)")
     gaps: GapStyle = Field(
         "midpoint",
-        description="midpoint: gaps to the midpoint of the m-th and (m+1)-th means (sheet 3.9); "
+        description="midpoint: gaps to the midpoint of the m-th and (m+1)-th means (docs/algorithms/fixed-budget.md); "
         "gape: GapE-style top-m gaps (for m = 1, Gabillon et al.'s best-arm gaps)",
     )
     tie_break: Literal["lowest", "random"] = Field(
@@ -267,11 +267,11 @@ class AGapEV(GapIndexPolicy):
 
     Source: Gabillon et al. 2011 introduce the adaptive variant without a complete
     definition; the only concrete one is Bachman & Precup's implementation (cited by seed
-    003), adopted by the sheet (3.9, Part C #13): with ``D+ = gap + sqrt(1/(2T))`` and
+    003), adopted by armlab: with ``D+ = gap + sqrt(1/(2T))`` and
     ``v- = max(0, v - sqrt(2/(T-1)))``, ``H-hat = sum_k (v- + sqrt(v-^2 + (16/3) b D+))^2 / D+^2``,
     ``a = theta (n - 2K) / H-hat`` and GapE-V's index with that ``a``
     (:func:`~armlab.plugins.fixed_budget.gape_index.agapev_index`).  No oracle input, so it
-    runs on live sources.  Gaps default to the sheet's midpoint gaps (for one bandit the
+    runs on live sources.  Gaps default to armlab's midpoint gaps (for one bandit the
     argmax is the same as with GapE-style gaps; ``H-hat`` differs).  Two pulls of each arm first.
     Rewards assumed in [0, b] (b = 1 by default).
 

@@ -2,16 +2,16 @@
 
 Arms are on the last axis; leading axes are free (``(R, K)`` for one bandit per replica,
 ``(R, B, K)`` for several), and ``a`` / ``b`` broadcast against them (e.g. ``a[:, None]``).
-Definitions: ALGORITHMS-pure-exploration.md sections 1.1 and 3.7-3.9.
+Definitions: docs/algorithms/fixed-budget.md.
 
 * :func:`empirical_gaps`: GapE's gaps of empirical means -- for the best arm its lead over the
   runner-up, for the others their deficit to the best; for top-m, the GapE-style top-m gaps
-  (sheet 1.1), or the greedy-confidence-pursuit paper's gaps to the midpoint of the m-th and (m+1)-th means.
+  (docs/algorithms/fixed-budget.md), or the greedy-confidence-pursuit paper's gaps to the midpoint of the m-th and (m+1)-th means.
 * :func:`gape_index`: ``-gap + b sqrt(a / T)``.
 * :func:`gapev_index`: the empirical-Bernstein form ``-gap + sqrt(2 a v / T) + 7 a b / (3 (T - 1))``.
 * :func:`agapev_complexity_terms` / :func:`agapev_exploration` / :func:`agapev_index`:
   A-GapE-V, which replaces the oracle complexity by an optimistic online estimate (the
-  estimator of Bachman & Precup's implementation, sheet 3.9).
+  estimator of Bachman & Precup's implementation, docs/algorithms/fixed-budget.md).
 
 ``T`` is the count an arm's width shrinks with; callers pass pulls (observed + pending) so an
 arm whose result is in flight is not chosen again and again.  Widths need ``T >= 1``
@@ -51,7 +51,7 @@ __all__ = [
     "gaussian_range_bound",
 ]
 
-#: GapE-V's constant in ``a = theta (n - 2K) / H`` (both public implementations, Part C #11).
+#: GapE-V's constant in ``a = theta (n - 2K) / H`` (both public implementations).
 THETA_V = 8.0 / 9.0
 
 #: ``"gape"``: GapE-style gaps (for m = 1 the best-arm gaps); ``"midpoint"``: the greedy-confidence-pursuit paper's gaps
@@ -91,7 +91,7 @@ def gape_width(pulls: np.ndarray, a, b) -> np.ndarray:
 
 
 def gape_index(gaps: np.ndarray, pulls: np.ndarray, a, b) -> np.ndarray:
-    """GapE's index ``-gap + b sqrt(a / T)`` (sheet 3.7)."""
+    """GapE's index ``-gap + b sqrt(a / T)`` (docs/algorithms/fixed-budget.md)."""
     return gape_width(pulls, a, b) - gaps
 
 
@@ -102,7 +102,7 @@ def gapev_width(variances: np.ndarray, pulls: np.ndarray, a, b) -> np.ndarray:
 
 def gapev_index(gaps: np.ndarray, variances: np.ndarray, pulls: np.ndarray, a, b) -> np.ndarray:
     """GapE-V's index ``-gap + sqrt(2 a v / T) + 7 a b / (3 (T - 1))`` with the unbiased sample
-    variance ``v`` (sheet 3.8); needs ``T >= 2``."""
+    variance ``v`` (docs/algorithms/fixed-budget.md); needs ``T >= 2``."""
     return gapev_width(variances, pulls, a, b) - gaps
 
 
@@ -118,7 +118,7 @@ def agapev_complexity_terms(gaps: np.ndarray, variances: np.ndarray, counts: np.
     ``h = (v- + sqrt(v-^2 + (16/3) b D+))^2 / D+^2`` with the optimistic gap
     ``D+ = gap + sqrt(1 / (2T))`` and the pessimistic variance ``v- = max(0, v - sqrt(2/(T-1)))``
     (Bachman & Precup's code plugs this variance bound where GapE-V's complexity has a
-    standard deviation; kept for reproduction, sheet 3.9).  Sum them over every arm the
+    standard deviation; kept for reproduction, docs/algorithms/fixed-budget.md).  Sum them over every arm the
     estimate covers (all bandits of a joint allocation).
     """
     return agapev_terms_from(gaps, *agapev_arm_terms(variances, counts), b)
@@ -162,7 +162,7 @@ def gaussian_range_bound(means: np.ndarray, variances: np.ndarray, budget: int) 
 
 def shvar_complexity_scale(rate: float, n_arms: int) -> float:
     """The heterogeneous-variance paper's ``c / c'`` with ``c' = 1 / (4 log2 K)``: GapE / GapE-V's complexity ``H`` is
-    replaced by ``H c / c'`` so their error bounds match SHVar's (section 5; Part C #12)."""
+    replaced by ``H c / c'`` so their error bounds match SHVar's (section 5)."""
     return rate * 4.0 * math.log2(n_arms)
 
 

@@ -45,7 +45,7 @@ class SHVar(SequentialHalving):
     """SHVar: sequential halving whose stage pulls go to ``argmax_{i in A_s} sigma_i^2 / N_{s,i}``.
 
     Source: Lalitha, Kalantari, Ma, Deoras & Kveton, "Fixed-budget best-arm identification
-    with heterogeneous reward variances" (the heterogeneous-variance paper), Algorithms 1 and 3; sheet 3.5.
+    with heterogeneous reward variances" (the heterogeneous-variance paper), Algorithms 1 and 3; docs/algorithms/fixed-budget.md.
     ``sigma_i^2`` are the **known** reward variances, read from the source's truth (per
     replica): an oracle, refused on live sources.  ``N_{s,i}`` counts the pulls of arm i
     earlier in stage s; an arm not yet pulled in the stage comes first (also when its variance
@@ -90,7 +90,7 @@ def variance_inflation(observations: np.ndarray, delta: float) -> np.ndarray:
 
 def forced_stage_pulls(delta: float) -> int:
     """``L = floor(4 ln(1/delta) + 1) + 1``: the smallest number of pulls with a valid bound
-    (13 for delta = 0.05; Part C #15)."""
+    (13 for delta = 0.05)."""
     return math.floor(4.0 * math.log(1.0 / delta) + 1.0) + 1
 
 
@@ -104,13 +104,13 @@ class SHAdaVar(SequentialHalving):
     """SHAdaVar: sequential halving with ``argmax_{i in A_s} U_{s,i} / N_{s,i}``, ``U`` an upper
     confidence bound on the unknown variance from the stage's own samples.
 
-    Source: the heterogeneous-variance paper, Algorithms 1 and 4, eq. (7); sheet 3.6.  In each stage, round robin over
+    Source: the heterogeneous-variance paper, Algorithms 1 and 4, eq. (7); docs/algorithms/fixed-budget.md.  In each stage, round robin over
     the surviving arms while ``t <= |A_s| L``, then
     ``U_{s,i} = s^2_{s,i} / (1 - 2 sqrt(ln(1/delta) / (N_{s,i} - 1)))`` with the unbiased sample
     variance of the stage's observations.  ``delta = 0.05`` as in the paper's experiments.
     Gaussian noise assumed (the bound is a chi-square tail bound); runs on any rewards.
 
-    Deviation (sheet 3.6, Part C #15): the paper's forced phase ``t <= |A_s| (4 ln(1/delta) + 1)``
+    Deviation (docs/algorithms/fixed-budget.md): the paper's forced phase ``t <= |A_s| (4 ln(1/delta) + 1)``
     leaves some arms with ``N - 1 < 4 ln(1/delta)`` (12 pulls for delta = 0.05), where the
     bound's denominator is negative; we use ``L = floor(4 ln(1/delta) + 1) + 1`` (13) pulls per
     arm, and treat any invalid bound as ``+inf``.  If ``n_s <= |A_s| L`` the stage is all round

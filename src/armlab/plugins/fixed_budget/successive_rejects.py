@@ -42,10 +42,10 @@ class SuccessiveRejects(Policy):
     empirical mean (cumulative over all phases) is rejected; the last survivor is the answer.
 
     Source: Audibert, Bubeck & Munos, "Best arm identification in multi-armed bandits",
-    COLT 2010 (sheet 3.3): ``n_k = ceil((n - K) / (logbar(K) (K + 1 - k)))``.  The schedule
+    COLT 2010 (docs/algorithms/fixed-budget.md): ``n_k = ceil((n - K) / (logbar(K) (K + 1 - k)))``.  The schedule
     uses at most n pulls (``9962`` of ``n = 10000`` for K = 100); the policy then returns
     STOPPED.  Requires ``n > K``.  No reward assumption (analysed for [0, 1]).  Ties in a
-    rejection: the lowest index is rejected (sheet 3.3).  Anytime answer (before the end):
+    rejection: the lowest index is rejected (docs/algorithms/fixed-budget.md).  Anytime answer (before the end):
     the surviving arm with the largest empirical mean.
 
     Pending pulls count toward the schedule, not the statistics: a rejection uses the results

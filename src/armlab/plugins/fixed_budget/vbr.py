@@ -25,7 +25,7 @@ class VBR(SuccessiveRejects):
 
     UNVERIFIED, PROVISIONAL: the definition of Faella, Finzi & Sauro ("Rapidly finding the
     best arm using variance", ECAI 2020) could not be obtained (no full text, no code).  This
-    is the sheet's reconstruction (ALGORITHMS-pure-exploration.md 3.10, Part C #14) from
+    is armlab's reconstruction (docs/algorithms/fixed-budget.md) from
     what the heterogeneous-variance paper says: a variance-using variant of Successive Rejects with K - 1 phases, one
     rejection per phase, and a Gaussian quantile ``gamma = 1.96`` putting each mean inside its
     bounds with probability 0.95.  Replace it when the paper is available, and report any

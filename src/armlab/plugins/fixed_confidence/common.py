@@ -1,5 +1,5 @@
 """Pieces shared by the (epsilon, m)-best-arm rules: parameter checks, set selection with the
-sheet's tie rules, the initial round, and answers frozen when a stopping rule fires.
+armlab's tie rules, the initial round, and answers frozen when a stopping rule fires.
 
 The rules run at every step for every replica, so the sets they need (the m arms with the
 largest means, the m + 1 largest upper bounds, ...) are carried from step to step by

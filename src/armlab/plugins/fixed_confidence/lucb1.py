@@ -1,6 +1,6 @@
 """LUCB1 (Kalyanakrishnan, Tewari, Auer & Stone 2012): (epsilon, m) top-m identification with
 a fixed confidence, as originally defined (two pulls per round).  Definition:
-ALGORITHMS-pure-exploration.md section 4.4 and Appendix P."""
+docs/algorithms/fixed-confidence.md."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ class LUCB1(StoppingRule):
     as in the original.  Rewards in ``[0, b]`` (the paper: b = 1).  Pending pulls count
     toward the initial round; rounds, widths and the stopping test use observed rewards
     only (with delayed feedback a round may start before the previous round's results are
-    in).  Only the Hoeffding width exists in the original and in the sheet.
+    in).  Only the Hoeffding width exists in the original.
     """
 
     name = "lucb1"

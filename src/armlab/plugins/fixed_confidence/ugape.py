@@ -1,6 +1,6 @@
 """UGapE (Gabillon, Ghavamzadeh & Lazaric 2012): one arm-selection rule for
 (epsilon, m)-best-arm identification with a fixed budget (UGapEb) or a fixed confidence
-(UGapEc).  Definitions: ALGORITHMS-pure-exploration.md section 4.1-4.3."""
+(UGapEc).  Definitions: docs/algorithms/fixed-confidence.md."""
 
 from __future__ import annotations
 
@@ -172,13 +172,13 @@ class UGapEb(_UGapE):
     Pull each arm once, then run UGapE's selection with ``beta_k = b sqrt(a / T_k)``.  The
     answer is the set ``J(t)`` with the smallest ``B_J(t)`` over all evaluated rounds (a
     running best, strictly smaller wins, earlier on ties), evaluated from round K + 1 on and
-    once more after the last result (Part C #20).  ``a = "optimal"`` uses
+    once more after the last result (docs/algorithms/fixed-confidence.md).  ``a = "optimal"`` uses
     ``a* = (n - K) / (4 H_epsilon)`` computed per replica from the true means (H_epsilon of
     eq. 6 with top-m gaps), which minimises Theorem 1's bound ``2Kn exp(-2a)``.
 
     Rewards are assumed in ``[0, b]``.  Pending pulls count toward the initial round and the
     budget; the widths use observed rewards only, and the running best is evaluated each
-    time results arrive.  Only the Hoeffding width is implemented: the sheet defines no
+    time results arrive.  Only the Hoeffding width is implemented: neither paper defines a
     variance (Bernstein) version of UGapE.
     """
 
@@ -280,7 +280,7 @@ class UGapEc(_UGapE, StoppingRule):
     Rewards are assumed in ``[0, b]``.  Pending pulls count toward the initial round; the
     widths and the stopping test use observed rewards only, so with delayed feedback the
     rule may stop while pulls are in flight (their results do not change the frozen answer).
-    Only the Hoeffding width is implemented (the sheet defines no Bernstein version).
+    Only the Hoeffding width is implemented (the paper defines no Bernstein version).
     """
 
     name = "ugapec"

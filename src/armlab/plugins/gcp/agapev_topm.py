@@ -1,4 +1,4 @@
-"""The greedy-confidence-pursuit paper's "UCB" baseline: A-GapE-V adapted to top-m selection (sheet 5.4 and 3.9)."""
+"""The greedy-confidence-pursuit paper's "UCB" baseline: A-GapE-V adapted to top-m selection (docs/algorithms/greedy-confidence-pursuit.md)."""
 
 from __future__ import annotations
 
@@ -40,14 +40,14 @@ class AGapEVTopM(GreedyConfidencePursuitRule, AGapEV):
     gaps redefined for top-m as distances to the midpoint of the m-th and (m+1)-th means.
 
     The index, ``H-hat`` and ``a = (8/9)(n - 2K) / H-hat`` are those of
-    :class:`~armlab.plugins.fixed_budget.gape.AGapEV` (sheet 3.9, n = the experiment's
+    :class:`~armlab.plugins.fixed_budget.gape.AGapEV` (docs/algorithms/fixed-budget.md, n = the experiment's
     horizon, b = 1); this class adds the greedy-confidence-pursuit paper's conventions: counts, means and variances
-    include the prior's two pseudo-observations (Part C #22, as the authors' code), a
+    include the prior's two pseudo-observations (docs/algorithms/greedy-confidence-pursuit.md, as the authors' code), a
     round-robin warm-up of ``warmup_per_arm`` pulls per arm (code: 10), and the MAP top-m
     group as the answer.
 
     Rewards in [0, 1].  Pending pulls: not counted anywhere after the warm-up, i.e. the
-    width shrinks only with observed rewards (sheet 5.8: the greedy-confidence-pursuit paper's rules select from the
+    width shrinks only with observed rewards (docs/algorithms/greedy-confidence-pursuit.md: the greedy-confidence-pursuit paper's rules select from the
     observed statistics, so with delayed feedback this rule repeats one arm until results
     arrive).  This differs from the plain ``agapev`` policy, whose width counts pending pulls.
     """

@@ -4,7 +4,7 @@ Greedy confidence pursuit shares one trial budget among B bandits and maximises 
 of bandits whose top-m set reaches the confidence target (eq. 2).  The allocators here pick
 the bandit; the bandit's own policy picks the arm (``gab-ucb``, which ranks all arms of all
 bandits at once, lives in :mod:`armlab.plugins.gcp.joint_ucb`).  Definitions:
-ALGORITHMS-pure-exploration.md sections 5.5-5.7, Appendix P, Part C #24, #28, #29.
+docs/algorithms/greedy-confidence-pursuit.md.
 
 ``gcp-bayes``, ``gcp-targeted`` and ``map-ucb`` share :class:`PursuitAllocator`: a round-robin
 warm-up over bandits until every arm of every bandit has ``warmup_per_arm`` pulls (the
@@ -253,7 +253,7 @@ class MAPUCB(AGapEVJoint, PursuitAllocator):
 
     Each step picks a bandit whose confidence (eq. 3) is below target at random, with
     probability proportional to ``1 / c``, where ``c`` is eq. (12) at the MAP (posterior
-    mean) returns with GapE-style top-m gaps, floored at 1 (the authors' code, Part C #29; for
+    mean) returns with GapE-style top-m gaps, floored at 1 (the authors' code; for
     rewards in [0, 1] each arm's term is at least 16 / 3, so the floor never binds).
     The arm inside the bandit is A-GapE-V: the bandit's ``agapev-topm`` policy, or with
     ``arm_rule = "agapev-joint"`` the index with ``a`` estimated over all bandits, as in the
@@ -286,7 +286,7 @@ class MAPUCB(AGapEVJoint, PursuitAllocator):
 class UniformBanditParams(PluginParams):
     order: Literal["round-robin", "random"] = Field(
         "round-robin",
-        description="round-robin: cycle through all bandits (the authors' code, Part C #28); "
+        description="round-robin: cycle through all bandits (the authors' code); "
         "random: a uniformly random bandit each trial",
     )
     arm_rule: ArmRule = Field("policy", description=_ARM_RULE_DOC)
@@ -299,7 +299,7 @@ class UniformBandit(AGapEVJoint, Allocator):
     """Uni-UCB's bandit choice (Bachman & Precup, section 6): every bandit equally often.
 
     ``round-robin`` cycles deterministically through all bandits, completed ones included,
-    as the authors' code does ("uniformly selected bandits" in the paper, Part C #28);
+    as the authors' code does ("uniformly selected bandits" in the paper);
     ``random`` draws the bandit uniformly, keyed by (seed, replica, trials so far).  The
     paper's Uni-UCB picks the arm by A-GapE-V: pair it with ``agapev-topm``, or set
     ``arm_rule = "agapev-joint"`` for the code's form (``a`` from all bandits, after

@@ -1,7 +1,7 @@
 """The greedy-confidence-pursuit paper's single-bandit top-m arm rules (Bachman & Precup): the Bayes rule (Alg. 2) and
 the PAC baseline (LUCB1 as used there).  The UCB baseline (A-GapE-V for top-m) lives in
-:mod:`armlab.plugins.gcp.agapev_topm`.  Definitions: ALGORITHMS-pure-exploration.md 5.1-5.3,
-Part C #21-#24.
+:mod:`armlab.plugins.gcp.agapev_topm`.  Definitions: docs/algorithms/greedy-confidence-pursuit.md,
+docs/algorithms/greedy-confidence-pursuit.md.
 
 All rules share the greedy-confidence-pursuit paper's model: a Beta(1, 1) posterior per arm built from the run's
 statistics (successes = sum of rewards, so rewards must lie in [0, 1]), a round-robin
@@ -126,7 +126,7 @@ class BayesParams(GreedyConfidencePursuitParams):
     normalize_by_sd: bool = Field(
         True,
         description="score sqrt(t) |r - g| / sqrt(r (1 - r)) (authors' code, default) or the literal "
-        "Alg. 2 score sqrt(t) |r - g| (Part C #21)",
+        "Alg. 2 score sqrt(t) |r - g| (docs/algorithms/greedy-confidence-pursuit.md)",
     )
     exp_rate: float = Field(
         0.0, ge=0, le=1,
@@ -141,7 +141,7 @@ class BayesTopM(GreedyConfidencePursuitRule):
     gap location ``g`` midway between the sampled m-th and (m+1)-th largest returns, and
     pulls ``argmin_j sqrt(t_j) |r_j - g| / sqrt(r_j (1 - r_j))``: the arm whose term of the
     confidence bound (eq. 3) is weakest under the sample.  ``normalize_by_sd = false`` drops
-    the division (the literal eq. 6-8 with a common bound, Part C #21).  ``exp_rate`` is the
+    the division (the literal eq. 6-8 with a common bound).  ``exp_rate`` is the
     authors' optional exploration (not in the paper; default 0).
 
     Rewards in [0, 1] (non-binary rewards enter the posterior as fractional successes).
@@ -189,7 +189,7 @@ class PACTopM(GreedyConfidencePursuitRule):
     ``t`` = observed rewards of the bandit (at least 1).  Unlike the original LUCB1 (policy
     ``lucb1``) there is no High/Low split, no paired pulls and no stopping rule (section 5.3 of the
     paper).  ``delta = 0.05`` as in the paper, real counts
-    rather than the code's prior pseudo-observations (Part C #23).
+    rather than the code's prior pseudo-observations (docs/algorithms/greedy-confidence-pursuit.md).
 
     Rewards in [0, 1].  Pending pulls are not counted: with delayed feedback the rule keeps
     pulling the same arm until results arrive (as the paper notes for UCB-style rules).

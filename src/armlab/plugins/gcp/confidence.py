@@ -9,7 +9,7 @@ trials of arm j,
 
 i.e. one minus the normal-approximation probability that some arm sits on the wrong side of
 ``g``.  A bandit is *completed* once ``rho`` has stayed at or above a level (0.98) for the
-previous ``hold`` (100) trials (ALGORITHMS-pure-exploration.md section 5.1, Part C #22, #26).
+previous ``hold`` (100) trials (docs/algorithms/greedy-confidence-pursuit.md).
 
 Every function is vectorized over leading axes with the arms on the last axis, so ``(R, K)``
 inputs give ``(R,)`` outputs (one bandit per replica) and ``(R, B, K)`` give ``(R, B)``.
@@ -39,7 +39,7 @@ def beta_posterior(
 
     Returns ``(alpha / (alpha + beta), successes + failures)`` with ``alpha = prior +
     successes`` and ``beta = prior + failures``.  The count is the number of *real* trials
-    (Part C #22: the authors' code adds the two prior pseudo-observations; the paper, and
+    (docs/algorithms/greedy-confidence-pursuit.md: the authors' code adds the two prior pseudo-observations; the paper, and
     we, do not).  Fractional successes (rewards in [0, 1] summed) are accepted.
     """
     successes = np.asarray(successes, dtype=np.float64)
@@ -101,7 +101,7 @@ class CompletionClock:
 
     A unit (a replica, or a replica's bandit) completes at trial ``t`` when its ``rho`` was
     ``>= level`` at each of the trials ``t - hold, ..., t`` (``hold + 1`` consecutive
-    records), the paper's "held for the previous 100 trials" (Part C #26).  Units must be
+    records), the paper's "held for the previous 100 trials" (docs/algorithms/greedy-confidence-pursuit.md).  Units must be
     recorded once per trial, in order.
     """
 

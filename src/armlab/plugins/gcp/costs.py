@@ -5,10 +5,10 @@ Bachman & Precup rank bandits by
     c = sum_j (s_j + sqrt(s_j^2 + (16/3) g_j))^2 / g_j^2,   s_j = sqrt(r_j (1 - r_j)),   (eq. 12)
 
 GapE-V's complexity (Gabillon et al. 2011) with Bernoulli standard deviations, evaluated at
-true, MAP or posterior-sampled returns ``r`` and gaps ``g`` (ALGORITHMS-pure-exploration.md
+true, MAP or posterior-sampled returns ``r`` and gaps ``g`` (docs/algorithms/greedy-confidence-pursuit.md
 section 5.1).  Gaps are floored at 1e-5 so a sampled tie gives a huge but finite cost.  Two gap
 conventions occur: Alg. 3 (GCP-Bayes) uses gaps to the *midpoint* between the m-th and
-(m+1)-th largest returns; MAP-UCB and Fig. 3 use GapE-style top-m gaps (Part C #29).
+(m+1)-th largest returns; MAP-UCB and Fig. 3 use GapE-style top-m gaps (docs/algorithms/greedy-confidence-pursuit.md).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ class GapBernoulli(RewardSource):
 
     Given the gap ``g``, the best arm returns ``0.5 + g``; the other K - 1 returns are drawn
     i.i.d. uniformly on [0, 0.5] and shifted by a constant so that their maximum is exactly
-    0.5 (the runner-up; sheet B.3).  ``gap`` fixes ``g``; without it ``g`` is drawn uniformly
+    0.5 (the runner-up; docs/algorithms/sources.md).  ``gap`` fixes ``g``; without it ``g`` is drawn uniformly
     on ``[gap_min, gap_max]`` (Fig. 5: [0.01, 0.10]).  Each replica, and each bandit of a
     multi-bandit experiment, draws its own instance from the counter-based generator, so an
     instance is the same for every compared method (and so are its outcomes, common random

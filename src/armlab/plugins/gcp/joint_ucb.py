@@ -1,7 +1,7 @@
 """A-GapE-V over several bandits at once: Gab-UCB, and Uni-UCB / MAP-UCB's arm rule.
 
 The greedy-confidence-pursuit paper's "UCB" arm rule is A-GapE-V (Gabillon et al. 2011) with top-m midpoint gaps, in
-the form of Bachman & Precup's code (ALGORITHMS-pure-exploration.md section 3.9, Part C #13,
+the form of Bachman & Precup's code (docs/algorithms/fixed-budget.md,
 #22).  For arm k of bandit g, with ``T`` observations, mean ``mu`` and unbiased variance ``v``
 that include two prior pseudo-observations (one 1 and one 0, so ``T >= 2``):
 
@@ -19,7 +19,7 @@ confidence, eq. 1); ``arm_rule = "agapev-joint"`` of ``uniform-bandit`` and ``ma
 the argmax within the bandit they chose, which is the code's Uni-UCB and MAP-UCB (a
 single-bandit A-GapE-V policy estimates ``a`` from its own bandit only).
 
-Pending pulls do not enter the statistics, as in the authors' code and sheet 5.8 (the index
+Pending pulls do not enter the statistics, as in the authors' code and docs/algorithms/greedy-confidence-pursuit.md (the index
 repeats its choice while feedback is delayed, as the greedy-confidence-pursuit paper notes for UCB rules; the
 single-bandit ``agapev`` instead counts them in its width); they do count toward the warm-up.
 """
@@ -136,7 +136,7 @@ class GabUCB(Allocator):
     ``agapev-topm``, whose MAP answer is the same).  Designed for the *minimum* confidence over
     bandits (eq. 1), so it keeps spending on hard bandits; the greedy-confidence-pursuit paper uses it as a baseline.
     Rewards in [0, 1] (b = 1).  Deviation: the code's variant that halves the budget in one
-    entry point is not reproduced (full budget, sheet 3.9).
+    entry point is not reproduced (full budget, docs/algorithms/fixed-budget.md).
     """
 
     name = "gab-ucb"

@@ -24,8 +24,8 @@ class Uniform(Policy):
 
     ``order = "round-robin"``: pull the active arm with the fewest pulls (observed +
     pending), lowest index first, i.e. arm ``(t - 1) mod K`` at step ``t`` -- baseline "Unif"
-    of the heterogeneous-variance paper (sheet 3.1).  ``order = "random"``: pull an active arm drawn uniformly at
-    random, with replacement, independently of the history -- "UA" of the thresholding-bandits paper (sheet 2.6;
+    of the heterogeneous-variance paper (docs/algorithms/fixed-budget.md).  ``order = "random"``: pull an active arm drawn uniformly at
+    random, with replacement, independently of the history -- "UA" of the thresholding-bandits paper (docs/algorithms/thresholding.md;
     the authors' code draws ``random.randint``); the draw is a pure function of (seed,
     replica, step), so unpulled arms are possible and never counted above a threshold.
     No reward assumption.  Pending pulls count in the round robin, so delayed feedback does

@@ -1,6 +1,6 @@
 """Cumulative-regret policies: EUCBV (Mukherjee et al.) and every baseline it is compared with.
 
-ALGORITHMS-regret.md is the specification; ``ucb1`` and ``thompson`` (Beta-Bernoulli and
+docs/algorithms/regret.md describes them; ``ucb1`` and ``thompson`` (Beta-Bernoulli and
 Gaussian prior) are the built-ins of :mod:`armlab.plugins.policies`.
 """
 

@@ -1,6 +1,6 @@
 """What the cumulative-regret policies share: parameters, time indices, cached per-arm terms.
 
-Time conventions (ALGORITHMS-regret.md 1.1): decision ``t`` (1-based) is the next trial of a
+Time conventions (docs/algorithms/regret.md): decision ``t`` (1-based) is the next trial of a
 replica, ``t = stats.dispatched + 1``; ``n = stats.observed`` is the number of rewards folded
 in so far (``t - 1`` under immediate feedback).  Formulas written with "the number of pulls
 so far" use ``n``; formulas written with the decision index use ``t``.
@@ -30,7 +30,7 @@ class RegretParams(PluginParams):
 
     tie_break: Literal["random", "lowest"] = Field(
         "random",
-        description="exact index ties: uniformly at random (seeded; the sheet's choice, 1.4) or the lowest arm index",
+        description="exact index ties: uniformly at random (seeded; the family's default, see docs/algorithms/regret.md) or the lowest arm index",
     )
 
 

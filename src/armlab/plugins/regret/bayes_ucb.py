@@ -34,7 +34,7 @@ class BayesUCBParams(RegretParams):
 class BayesUCB(IndexPolicy):
     """Bayes-UCB: pull the arm whose posterior has the largest ``1 - 1/(t (log T)^c)`` quantile.
 
-    Source: ALGORITHMS-regret.md 3.7; ``t`` is the decision index.  ``posterior = "beta"``:
+    Source: docs/algorithms/regret.md; ``t`` is the decision index.  ``posterior = "beta"``:
     uniform prior, posterior Beta(1 + S_j, 1 + N_j - S_j) with ``S_j`` the reward sum, its
     quantile from scipy's ``betainccinv`` (upper tail, accurate near level 1); no forced
     pulls (at ``t = 1`` every index is 0 and the tie-break picks); needs rewards in [0, 1]

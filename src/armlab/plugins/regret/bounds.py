@@ -8,7 +8,7 @@
   special functions in their upper-tail form, accurate for levels close to 1.
 
 Probabilities inside the Bernoulli divergence are clamped to ``[1e-15, 1 - 1e-15]``, as
-pymaBandits does (ALGORITHMS-regret.md 3.4a), so ``0 log 0 = 0`` holds up to that clamp.
+pymaBandits does (docs/algorithms/regret.md), so ``0 log 0 = 0`` holds up to that clamp.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def klucb_bernoulli(
 ) -> np.ndarray:
     """KL-UCB index ``max{q in [p, 1] : d(p, q) <= delta}`` for means ``p`` in [0, 1].
 
-    ``entropy`` may pass a cached :func:`neg_entropy` of ``p``.  Edge cases follow the sheet:
+    ``entropy`` may pass a cached :func:`neg_entropy` of ``p``.  Edge cases:
     ``delta <= 0`` gives ``p``; ``p >= 1`` gives 1; ``p = 0`` gives ``1 - exp(-delta)``.
 
     Newton (default) works in ``u = -log(1 - q)``, where ``g(u) = d(p, q(u)) - delta`` is
@@ -75,7 +75,7 @@ def klucb_bernoulli(
     ``2 (q - p)^2``, ``(q - p)^2 / (2 q)`` (tight for small ``p``) and
     ``(q - p)^2 / (2 (1 - p))`` (tight for ``p`` near 1); the result is clipped to that
     bound.  Bisection halves the Pinsker bracket ``[p, min(1, p + sqrt(delta / 2))]`` 20
-    times (width below 1e-6, the sheet's tolerance).
+    times (width below 1e-6, the textbook bisection's tolerance).
     """
     p = np.minimum(np.maximum(np.asarray(p, dtype=np.float64), 0.0), 1.0)
     delta = np.asarray(delta, dtype=np.float64)

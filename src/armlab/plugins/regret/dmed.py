@@ -19,7 +19,7 @@ __all__ = ["DMED"]
 class DMEDParams(PluginParams):
     genuine: bool = Field(
         True,
-        description="criterion log(n / N_i) (Honda-Takemura, the seed's pymaBandits code) if true, log n "
+        description="criterion log(n / N_i) (Honda-Takemura, pymaBandits) if true, log n "
         "(Garivier-Cappe's DMED) if false",
     )
 
@@ -27,13 +27,13 @@ class DMEDParams(PluginParams):
 class DMED(Policy):
     """DMED: pull each arm once, then work through a list of arms that are rebuilt when empty.
 
-    Source: ALGORITHMS-regret.md 3.5 (pymaBandits' list version).  When the list is empty
+    Source: docs/algorithms/regret.md (pymaBandits' list version).  When the list is empty
     it becomes every arm with ``N_i kl(mean_i, max_j mean_j) < log(n / N_i)`` (``n`` =
     observed pulls + 1; ``log n`` with ``genuine = false``), in increasing index order; an
     empty result holds the empirical best arm (a guard that pymaBandits' counter makes
     unnecessary).  The list is stored as a mask plus the arms' pull counts at the rebuild:
     an arm leaves the list once it was dispatched again, so ``select`` stays repeatable.
-    ``kl`` is the Bernoulli divergence, exact for Bernoulli rewards (the seed's Experiment 1,
+    ``kl`` is the Bernoulli divergence, exact for Bernoulli rewards (the EUCBV paper's Experiment 1,
     the only one that runs DMED); rewards outside [0, 1] are refused at reset.  Anytime.
     Pending pulls: they remove an arm from the list when dispatched; rebuilds use observed
     results only and leave out arms without any (they are still waiting for the first one).

@@ -21,23 +21,23 @@ log = get_logger(__name__)
 
 
 class EUCBVParams(RegretParams):
-    rho: float = Field(0.5, gt=0, description="arm-elimination parameter rho (seed: 1/2, as in Corollary 1)")
+    rho: float = Field(0.5, gt=0, description="arm-elimination parameter rho (the EUCBV paper: 1/2, as in Corollary 1)")
     psi: float | None = Field(
-        None, gt=0, description="exploration regulatory factor psi; default T / K^2 (the seed's choice)"
+        None, gt=0, description="exploration regulatory factor psi; default T / K^2 (the EUCBV paper's choice)"
     )
     elim_count: Literal["pulls", "round"] = Field(
         "pulls",
-        description="counts in the elimination widths: actual pulls z_i (sheet A1, default; the author code) "
-        "or the round's nominal n_m (the seed's pseudo-code read literally; for ablations)",
+        description="counts in the elimination widths: actual pulls z_i (docs/algorithms/regret.md, default; the author code) "
+        "or the round's nominal n_m (the EUCBV paper's pseudo-code read literally; for ablations)",
     )
     log_uses: Literal["T", "M"] = Field(
         "T",
-        description="log(psi T eps_m) as the seed prints it, or log(psi M eps_m) as in the author code (sheet 2.7)",
+        description="log(psi T eps_m) as the EUCBV paper prints it, or log(psi M eps_m) as in the author code (docs/algorithms/regret.md)",
     )
 
 
 def safe_log(x: float) -> float:
-    """``log x`` for ``x > 1``, else 0 (sheet A2)."""
+    """``log x`` for ``x > 1``, else 0 (docs/algorithms/regret.md)."""
     return math.log(x) if x > 1.0 else 0.0
 
 
@@ -46,7 +46,7 @@ class EUCBVSchedule:
 
     ``eps[m] = 2^-m``; ``n[m] = max(1, ceil(safe_log(psi T eps^2) / (2 eps)))`` pulls per arm;
     ``log_term[m] = safe_log(psi H eps)`` with ``H = T`` (or ``M``); ``clamped`` tells whether
-    any logarithm argument was <= 1 (then the clamp of sheet A2 fired).
+    any logarithm argument was <= 1 (then the clamp of docs/algorithms/regret.md fired).
     """
 
     def __init__(self, n_arms: int, horizon: int, params: EUCBVParams) -> None:
@@ -65,20 +65,19 @@ class EUCBVSchedule:
 class EUCBV(IndexPolicy):
     """EUCBV: UCB-V-style index with a variance-aware elimination test at every step.
 
-    Source: the EUCBV paper, Algorithm 1, as read by ALGORITHMS-regret.md section 2.5 (choices
-    A1-A9).  Each arm is pulled once; then at decision ``t`` the active arm of largest
+    Source: the EUCBV paper, Algorithm 1, as read by docs/algorithms/regret.md.  Each arm is pulled once; then at decision ``t`` the active arm of largest
     ``mean_j + sqrt(rho (v_j + 2) L_m / (4 N_j))`` is pulled, with ``v_j`` the biased
     empirical variance and ``L_m = log(psi T eps_m)``; after the result, every active arm
     with ``mean_i + w_i < max_j (mean_j - w_j)`` is eliminated (``w`` the same width with
     ``N_i``, or with ``n_m`` when ``elim_count = "round"``).  Round ``m`` ends at time
     ``N_m``; while ``m <= M`` the reset halves ``eps``, sets ``n_{m+1}`` and
     ``N_{m+1} = t + |B| n_{m+1}``; after ``m = M + 1`` everything is frozen and selection and
-    elimination go on until ``T`` (A3).  Logarithms of arguments <= 1 are clamped to 0 and
-    ``n_m >= 1`` (A2), with one warning.
+    elimination go on until ``T``.  Logarithms of arguments <= 1 are clamped to 0 and
+    ``n_m >= 1`` with one warning.
 
     Needs the horizon ``T`` (``psi = T / K^2``, ``M``, ``n_m``).  Analysed for rewards in
     [0, 1] with ``T >= K^2.4`` (a warning is logged otherwise); rewards outside [0, 1] are used
-    raw and the variance estimate is not clipped (A7).  Pending pulls: rounds are time
+    raw and the variance estimate is not clipped.  Pending pulls: rounds are time
     windows over trials *started* (``stats.dispatched``), the index and the elimination use
     observed results only, and eliminations start once ``K + 1`` results are in.
     Eliminated arms are cleared from ``stats.active`` and never pulled again.  Deviation
@@ -107,10 +106,10 @@ class EUCBV(IndexPolicy):
         self.schedule = EUCBVSchedule(k, horizon, self.params)
         if self.schedule.clamped:
             log.warning("eucbv_log_clamped", n_arms=k, horizon=horizon, psi=self.schedule.psi,
-                        detail="a logarithm argument is <= 1; clamped to 0 and n_m >= 1 (sheet A2)")
+                        detail="a logarithm argument is <= 1; clamped to 0 and n_m >= 1 (docs/algorithms/regret.md)")
         if horizon < k**2.4:
             log.warning("eucbv_short_horizon", n_arms=k, horizon=horizon,
-                        detail="the seed's guarantees assume T >= K^2.4")
+                        detail="the EUCBV paper's guarantees assume T >= K^2.4")
         self.round = np.zeros(replicas, dtype=np.int64)
         self.round_end = np.full(replicas, k * int(self.schedule.n[0]), dtype=np.int64)
         self.spread = np.zeros((replicas, k))  # rho (v_i + 2) / 4, per arm

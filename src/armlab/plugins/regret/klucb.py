@@ -38,15 +38,15 @@ class KLUCBParams(RegretParams):
 class KLUCB(IndexPolicy):
     """KL-UCB: pull ``argmax max{q : N_i d(mean_i, q) <= f(n)}``, ``f(n) = log n + c log log n``.
 
-    Source: ALGORITHMS-regret.md 3.4.  ``n`` is the number of observed rewards (``t - 1``);
+    Source: docs/algorithms/regret.md.  ``n`` is the number of observed rewards (``t - 1``);
     ``log log n`` is guarded as ``log(max(log n, 1))``.  ``divergence = "bernoulli"`` solves
     for ``q`` with the vectorized root finder of :mod:`armlab.plugins.regret.bounds` (cached
     ``p log p + (1-p) log(1-p)`` per arm); it needs rewards in [0, 1] and refuses other
-    sources at reset (use ``divergence = "gaussian"`` there, as the seed's Experiment 2 does).
+    sources at reset (use ``divergence = "gaussian"`` there, as the EUCBV paper's Experiment 2 does).
     ``divergence = "gaussian"`` is the closed form ``mean + sqrt(2 variance f(n) / N_i)``,
     which with variance 1 and c = 0 equals UCB1's index; it takes any real rewards.  Anytime.
     Pending pulls: as every index policy.  Deviation: Newton is the default root finder
-    (it agrees with the sheet's bisection within its 1e-6 tolerance and is faster).
+    (it agrees with the bisection within its 1e-6 tolerance and is faster).
 
     Once every arm has a result, the Bernoulli index is kept as tangent upper bounds in
     ``f(n)`` (the root is concave in it) and only the arms that can win are solved at each

@@ -18,8 +18,8 @@ __all__ = ["MedianElimination"]
 
 
 class MedianEliminationParams(PluginParams):
-    epsilon: float = Field(0.1, gt=0, lt=1, description="accuracy epsilon of ME(epsilon, delta) (seed: 0.1)")
-    delta: float = Field(0.1, gt=0, lt=1, description="confidence delta of ME(epsilon, delta) (seed: 0.1)")
+    epsilon: float = Field(0.1, gt=0, lt=1, description="accuracy epsilon of ME(epsilon, delta) (the EUCBV paper: 0.1)")
+    delta: float = Field(0.1, gt=0, lt=1, description="confidence delta of ME(epsilon, delta) (the EUCBV paper: 0.1)")
     square: bool = Field(
         True,
         description="round size (4 / eps_l^2) log(3 / delta_l) (the paper); false: the author code's "
@@ -35,8 +35,8 @@ class MedianElimination(Policy):
     ``ceil(|S| / 2)`` arms with the largest means (ties at random); ``eps`` and ``delta``
     start at ``eps / 4`` and ``delta / 2`` and shrink by 3/4 and 1/2 per round.
 
-    Source: ALGORITHMS-regret.md 3.10 (the paper's schedule, checked against RAL's
-    ``MedianElimination.m``).  As a regret policy (the sheet's choice, as the author code):
+    Source: docs/algorithms/regret.md (the paper's schedule, checked against RAL's
+    ``MedianElimination.m``).  As a regret policy (armlab's choice, as the author code):
     every sample counts against the horizon, round robin inside a round, the run simply ends
     at ``T`` (mid-round if so), and the last survivor is pulled until ``T``.  ``T`` is never
     read.  Analysed for rewards in [0, 1]; other rewards are used raw.  Pending pulls count

@@ -26,7 +26,7 @@ class MOSSParams(RegretParams):
 class MOSS(IndexPolicy):
     """MOSS: pull ``argmax mean_i + sqrt(max(log(T / (K N_i)), 0) / N_i)``.
 
-    Source: ALGORITHMS-regret.md 3.3 (the paper's index; SMPY ``MOSSH``).  With
+    Source: docs/algorithms/regret.md (the paper's index; SMPY ``MOSSH``).  With
     ``horizon = "T"`` the index of an arm changes only when it is observed, so it is cached
     and refreshed in :meth:`update` for the touched arms; the bonus is exactly 0 once
     ``N_i >= T / K``.  ``horizon = "t"`` is the author code's ``log((t + 1) / (K N_i))``

@@ -14,17 +14,17 @@ __all__ = ["OCUCB"]
 
 
 class OCUCBParams(RegretParams):
-    alpha: float = Field(3.0, gt=0, description="alpha; 3 in Lattimore's libbandit demo, 2 in the seed authors' code")
+    alpha: float = Field(3.0, gt=0, description="alpha; 3 in Lattimore's libbandit demo, 2 in the EUCBV authors' code")
     psi: float = Field(2.0, ge=1, description="psi in log(psi T / t); 2 in Lattimore's demo (>= 1 keeps the log >= 0)")
 
 
 class OCUCB(IndexPolicy):
     """OCUCB: pull ``argmax mean_i + sqrt((alpha / N_i) log(psi T / t))`` at decision ``t``.
 
-    Source: ALGORITHMS-regret.md 3.8 (libbandit ``OCUCB::set_index``, SMPY ``OCUCBH``).  The
+    Source: docs/algorithms/regret.md (libbandit ``OCUCB::set_index``, SMPY ``OCUCBH``).  The
     anytime OCUCB of Lattimore (2016) is a different algorithm and is not this one.  Needs
     the horizon ``T``; the logarithm's argument is >= psi because ``t <= T``.  Analysed for
-    1-subgaussian noise (fine for [0, 1] rewards and the seed's Gaussian arms); rewards are
+    1-subgaussian noise (fine for [0, 1] rewards and the EUCBV paper's Gaussian arms); rewards are
     used raw.  Pending pulls: as every index policy.
 
     Speed, as UCB1: one multiply-add over the cached ``1 / sqrt(N_i)``, with a scalar scale

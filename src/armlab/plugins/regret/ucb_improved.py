@@ -21,11 +21,11 @@ class UCBImproved(Policy):
     arm up to ``n_m = ceil(2 log(T d^2) / d^2)`` pulls in total (``d = 2^-m``), then remove
     the arms with ``mean_i + w < max_j mean_j - w``, ``w = sqrt(log(T d^2) / (2 n_m))``.
 
-    Source: ALGORITHMS-regret.md 3.9 (cumulative targets, as SMPY's ``UCBimproved``; the
+    Source: docs/algorithms/regret.md (cumulative targets, as SMPY's ``UCBimproved``; the
     author code's block order and extra samples are not reproduced).  Inside a round the arms
     are served round robin in increasing index (the active arm with the fewest pulls); a
     single survivor is pulled until ``T``; if rounds run out with several arms left, the
-    empirical best of them is pulled (never reached in the seed's settings).  Needs the
+    empirical best of them is pulled (never reached in the EUCBV paper's settings).  Needs the
     horizon ``T``.  Analysed for rewards in [0, 1]; other rewards are used raw.  Pending
     pulls count toward the round-robin targets; a round ends (and eliminates) once every
     active arm has ``n_m`` *observed* pulls, and while its last results are in flight the

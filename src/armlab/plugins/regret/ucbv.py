@@ -15,7 +15,7 @@ __all__ = ["UCBV"]
 
 
 class UCBVParams(RegretParams):
-    b: float = Field(1.0, gt=0, description="reward range b (rewards in [a, a + b]); the seed's experiments use 1")
+    b: float = Field(1.0, gt=0, description="reward range b (rewards in [a, a + b]); the EUCBV paper's experiments use 1")
     c: float = Field(1.0, gt=0, description="constant c of the range term c * 3 b E / N")
     zeta: float = Field(1.2, gt=0, description="exploration E_t = zeta log t; the theorem needs zeta > 1 (pymaBandits: 1)")
 
@@ -23,13 +23,13 @@ class UCBVParams(RegretParams):
 class UCBV(IndexPolicy):
     """UCB-V: pull ``argmax mean_k + sqrt(2 V_k E_t / N_k) + 3 b c E_t / N_k``, ``E_t = zeta log t``.
 
-    Source: ALGORITHMS-regret.md 3.2 (the paper's general form with exploration function
+    Source: docs/algorithms/regret.md (the paper's general form with exploration function
     ``E_t``; SMPY's UCBV is the case zeta = c = 1).  ``V_k`` is the biased empirical
     variance, ``t`` the decision index.  Anytime.  Analysed for rewards in [0, b]; rewards
-    outside [0, 1] (the seed's Gaussian experiments) are used raw with ``b = 1`` unchanged,
+    outside [0, 1] (the EUCBV paper's Gaussian experiments) are used raw with ``b = 1`` unchanged,
     so ``V`` may exceed ``b^2``.  Pending pulls: as every index policy (one observation of
     each arm first; statistics are observed results only).  The author code's variant
-    (log(t + 1), no factor 3, a wrong variance) is not reproduced (sheet 3.2).
+    (log(t + 1), no factor 3, a wrong variance) is not reproduced (docs/algorithms/regret.md).
 
     Speed: ``sqrt(V_k / N_k)`` is kept per arm and refreshed only for observed arms, the two
     per-replica factors become scalars when every replica is at the same decision, and the

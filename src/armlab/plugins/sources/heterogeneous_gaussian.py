@@ -5,7 +5,7 @@ even i and ``0.1`` for odd i.  Every stage of sequential halving then holds both
 low-variance arms.  The paper perturbs the instance with additive ``N(0, 0.05^2)`` noise on the
 means and a multiplicative ``U(0.5, 1.5)`` factor on the variances; the factor applies to the
 variance computed from the *unperturbed* mean, and a new instance is drawn in every run
-(ALGORITHMS-pure-exploration.md B.4, Part C #17).  Rewards are ``N(mu_i, sigma_i^2)``.
+(docs/algorithms/sources.md).  Rewards are ``N(mu_i, sigma_i^2)``.
 
 :func:`heterogeneous_variance_targets` is the generator on its own, for other sources that start from the
 same targets (the MovieLens replay of the paper's section 5.2 matches movies to them).
@@ -73,7 +73,7 @@ class HeterogeneousVarianceGaussianParams(PluginParams):
     high_variance_arms: Parity = Field(
         "even",
         description="1-based parity of the arms with variance 0.9 mu^2 + 0.1 (the others get 0.1): even as "
-        "the paper writes it (sheet B.4); odd gives the best arm the high variance, as 0-based code testing "
+        "the paper writes it (docs/algorithms/sources.md); odd gives the best arm the high variance, as 0-based code testing "
         "i % 2 == 0 would (this variant reproduces the paper's reported ordering, see examples/seed004)",
     )
 

@@ -29,7 +29,7 @@ class RandomBernoulliParams(PluginParams):
     gap_check: Literal["post_scale", "pre_scale"] = Field(
         "post_scale",
         description="post_scale: check the gap of the returns (paper); pre_scale: check it on the "
-        "U[0, 1] draws before mapping to [low, high] (authors' code, Part C #25)",
+        "U[0, 1] draws before mapping to [low, high] (authors' code)",
     )
     order: Literal["descending", "shuffled"] = Field(
         "descending", description="descending: arm 1 is best (paper); shuffled: a random arm order per replica"
