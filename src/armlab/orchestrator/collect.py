@@ -14,26 +14,33 @@ recorded on a Dask worker.  The :class:`Collector` of the run then
   are done.
 
 The events go to the structured log (:func:`~armlab.log.log_event`) and to the listeners
-the caller gave.
+the caller gave.  What a task logs itself (a policy's warning, say) is captured where it runs
+(:func:`worker_logs`: never on a worker's stdout) and logged here by :func:`replay_log`, with
+this process's logging set-up, whether the task ran in a worker process or on Dask.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
+import structlog
 
 from armlab.events import CheckpointReached, ExperimentEvent, Listener, PolicyFinished
-from armlab.log import log_event
+from armlab.log import get_logger, log_event
 from armlab.orchestrator.metrics import mean_and_stderr
 from armlab.orchestrator.simulate import ProgressCallback
 from armlab.orchestrator.tasks import Task
 from armlab.plan import ExperimentPlan
 from armlab.problem import Objective
 
-__all__ = ["Collector", "Relay"]
+__all__ = ["Collector", "Relay", "replay_log", "worker_logs"]
+
+log = get_logger("armlab.orchestrator")
 
 #: ``(run, start, kind, *arguments)``: one report of the block of run ``run`` starting at replica ``start``.
 Message = tuple[Any, ...]
@@ -55,6 +62,37 @@ class Relay:
 
     def finished(self, label: str, trials: int, wall_seconds: float) -> None:
         self._send((*self._block, "finished", label, trials, wall_seconds))
+
+
+#: Where the log events of the task running in this thread go (``send(method, event)``).
+_log_target: ContextVar[Callable[[str, dict[str, Any]], Any] | None] = ContextVar("armlab_task_logs", default=None)
+
+
+def _to_task_target(logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+    """structlog processor of a worker: hands the event to the running task's target, if
+    any, and drops it (a worker never prints)."""
+    send = _log_target.get()
+    if send is not None:
+        send(method, event)
+    raise structlog.DropEvent
+
+
+@contextmanager
+def worker_logs(send: Callable[[str, dict[str, Any]], Any]) -> Iterator[None]:
+    """In a worker process (local or Dask): while the block runs, every structlog event of
+    this thread goes to ``send(method, event)`` instead of the worker's stdout; events of
+    other threads, or outside the block, are dropped.  Configures structlog for the process."""
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, _to_task_target])
+    token = _log_target.set(send)
+    try:
+        yield
+    finally:
+        _log_target.reset(token)
+
+
+def replay_log(method: str, event: dict[str, Any]) -> None:
+    """Log here an event that :func:`worker_logs` captured in a worker."""
+    getattr(log, method)(**event)
 
 
 class Collector:

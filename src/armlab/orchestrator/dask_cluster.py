@@ -5,8 +5,8 @@ started for the run; with one, this process connects to that scheduler and gives
 ``connect_timeout`` seconds with a message that says so.  Tasks travel as plan recipes
 (:mod:`armlab.orchestrator.portable`), so every Dask worker needs armlab and the plugins
 the experiment uses installed.  A task's reports are recorded where it runs and handed to
-the collector when it completes: progress advances task by task, and the numbers are those
-of a run in one process.
+the collector when it completes, and so are its log events (never printed on the worker's
+stdout): progress advances task by task, and the numbers are those of a run in one process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from armlab.errors import ConfigError
 from armlab.extras import require
-from armlab.orchestrator.collect import Collector, Message, Relay
+from armlab.orchestrator.collect import Collector, Message, Relay, replay_log, worker_logs
 from armlab.orchestrator.portable import PlanRecipe, rebuild, recipe
 from armlab.orchestrator.tasks import Task, TaskOutput, run_task
 from armlab.plan import ExperimentPlan
@@ -71,15 +71,22 @@ class DaskCluster:
         futures = {self._client.submit(_run_recorded, recipes[t.run], t, pure=False): t for t in tasks}
         outputs = {}
         for future in as_completed(futures):
-            output, messages = future.result()
+            output, messages, logs = future.result()
             for message in messages:
                 collector.receive(message)
+            for method, event in logs:
+                replay_log(method, event)
             outputs[futures[future]] = output
         return outputs
 
 
-def _run_recorded(plan_recipe: PlanRecipe, task: Task) -> tuple[TaskOutput, list[Message]]:
-    """A Dask worker's part: run ``task`` and keep its reports for the collector."""
+def _run_recorded(
+    plan_recipe: PlanRecipe, task: Task
+) -> tuple[TaskOutput, list[Message], list[tuple[str, dict[str, Any]]]]:
+    """A Dask worker's part: run ``task`` and keep its reports for the collector and its log
+    events for this process's log (never the worker's stdout)."""
     messages: list[Message] = []
-    output = run_task(rebuild(plan_recipe), task, Relay(messages.append, task))
-    return output, messages
+    logs: list[tuple[str, dict[str, Any]]] = []
+    with worker_logs(lambda method, event: logs.append((method, event))):
+        output = run_task(rebuild(plan_recipe), task, Relay(messages.append, task))
+    return output, messages, logs

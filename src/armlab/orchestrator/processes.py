@@ -27,18 +27,13 @@ from collections.abc import Iterator, Sequence
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-import structlog
-
-from armlab.log import get_logger
-from armlab.orchestrator.collect import Collector, Message, Relay
+from armlab.orchestrator.collect import Collector, Message, Relay, replay_log, worker_logs
 from armlab.orchestrator.heap import apply_heap_setting
 from armlab.orchestrator.portable import PlanRecipe, rebuild, recipe
 from armlab.orchestrator.tasks import Task, TaskOutput, run_task
 from armlab.plan import ExperimentPlan
 
 __all__ = ["run_locally"]
-
-log = get_logger("armlab.orchestrator")
 
 #: Seconds between checks that the workers are alive while this process waits for them.
 POLL_SECONDS = 0.2
@@ -102,27 +97,16 @@ def _claimed(claims: Any, count: int) -> Iterator[int]:
 def _work(recipes: list[PlanRecipe], tasks: list[Task], claims: Any, outbox: Any) -> None:
     """A worker process: claim and run tasks, sending everything to ``outbox``."""
     apply_heap_setting()
-    structlog.configure(processors=[structlog.contextvars.merge_contextvars, _Forward(outbox)])
-    for index in _claimed(claims, len(tasks)):
-        task = tasks[index]
-        try:
-            report = Relay(lambda message: outbox.put(("report", message)), task)
-            output = run_task(rebuild(recipes[task.run]), task, report)
-        except BaseException as exc:
-            outbox.put(("failed", index, _sendable(exc), traceback.format_exc()))
-            return
-        outbox.put(("output", index, output))
-
-
-class _Forward:
-    """structlog processor of a worker: sends each event to this process's logger."""
-
-    def __init__(self, outbox: Any) -> None:
-        self._outbox = outbox
-
-    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
-        self._outbox.put(("log", method, event))
-        raise structlog.DropEvent
+    with worker_logs(lambda method, event: outbox.put(("log", method, event))):
+        for index in _claimed(claims, len(tasks)):
+            task = tasks[index]
+            try:
+                report = Relay(lambda message: outbox.put(("report", message)), task)
+                output = run_task(rebuild(recipes[task.run]), task, report)
+            except BaseException as exc:
+                outbox.put(("failed", index, _sendable(exc), traceback.format_exc()))
+                return
+            outbox.put(("output", index, output))
 
 
 def _sendable(exc: BaseException) -> BaseException:
@@ -172,7 +156,7 @@ class _Inbox:
         if kind == "output":
             self.outputs[message[1]] = message[2]
         elif kind == "log":
-            getattr(log, message[1])(**message[2])
+            replay_log(message[1], message[2])
         elif kind == "report":
             self._collector.receive(message[1])
         else:  # "failed"
