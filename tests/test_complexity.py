@@ -1,4 +1,4 @@
-"""Complexity measures against the test vectors of ALGORITHMS-pure-exploration.md section 1.3."""
+"""Complexity measures against hand-computed test vectors."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def test_gapev_index_formula():
 
 def test_top_m_gaps_follow_the_gape_convention():
     means = np.array([[0.9, 0.8, 0.7, 0.5]])
-    np.testing.assert_allclose(empirical_gaps(means, 2), [[0.2, 0.1, 0.1, 0.3]])  # sheet 1.3
+    np.testing.assert_allclose(empirical_gaps(means, 2), [[0.2, 0.1, 0.1, 0.3]])  # the heterogeneous-variance paper's base instance
     np.testing.assert_allclose(empirical_gaps(means, 2, "midpoint"), [[0.15, 0.05, 0.05, 0.25]])
 
 

@@ -1,4 +1,4 @@
-"""The heterogeneous-variance paper's synthetic Gaussian bandit: the base instance (sheet 1.3 vector), per-run perturbation."""
+"""The heterogeneous-variance paper's synthetic Gaussian bandit: the base instance (its reference vector), per-run perturbation."""
 
 from __future__ import annotations
 

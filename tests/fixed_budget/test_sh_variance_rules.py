@@ -28,7 +28,7 @@ def shvar_rule(policy: SHVar, stats, stage_pulls: np.ndarray) -> np.ndarray:
 
 
 def shadavar_rule(policy: SHAdaVar, stats, stage_pulls: np.ndarray) -> np.ndarray:
-    """The heterogeneous-variance paper Alg. 4 with the sheet's deviations, from the stage statistics alone."""
+    """The heterogeneous-variance paper Alg. 4 with armlab's readings (docs/algorithms/fixed-budget.md), from the stage statistics alone."""
     n = policy.stage_n
     factor = variance_inflation(n, policy.params.delta)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,4 +1,4 @@
-"""Successive Rejects: the phase schedule (sheet 3.3 vector), hand-run cases, edge cases."""
+"""Successive Rejects: the phase schedule (hand-computed vector), hand-run cases, edge cases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""LUCB1 (Kalyanakrishnan et al. 2012) against hand-computed rounds and the sheet's width."""
+"""LUCB1 (Kalyanakrishnan et al. 2012) against hand-computed rounds and the width of docs/algorithms/fixed-confidence.md."""
 
 from __future__ import annotations
 

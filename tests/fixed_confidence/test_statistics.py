@@ -11,7 +11,7 @@ from armlab.config import validate_config
 
 pytestmark = pytest.mark.slow
 
-INSTANCE = {"plugin": "bernoulli", "means": [0.9, 0.8, 0.7, 0.5]}  # the sheet's UGapE vector
+INSTANCE = {"plugin": "bernoulli", "means": [0.9, 0.8, 0.7, 0.5]}  # the UGapE paper's instance
 
 
 def run(problem, policies, replicas, seed=11, instance=INSTANCE):

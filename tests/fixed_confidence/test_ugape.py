@@ -1,4 +1,4 @@
-"""UGapE (the UGapE paper) against hand-computed steps and the sheet's vectors."""
+"""UGapE (the UGapE paper) against hand-computed steps and hand-computed vectors."""
 
 from __future__ import annotations
 

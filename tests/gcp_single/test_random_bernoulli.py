@@ -1,4 +1,4 @@
-"""The greedy-confidence-pursuit paper's random Bernoulli bandit generator (Part C #25)."""
+"""The greedy-confidence-pursuit paper's random Bernoulli bandit generator."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def test_settings_are_validated(bad):
 
 
 def test_movielens_100k_matches_the_sheet(ml100k_model):
-    # Sheet B.4: training RMSE 0.82; column means 0.54-4.52, variances from 0.009.
+    # Reference figures: training RMSE 0.82; column means 0.54-4.52, variances from 0.009.
     assert ml100k_model.info["train_rmse"] == pytest.approx(0.82, abs=0.005)
     means, variances = ml100k_model.movie_means, ml100k_model.movie_variances
     assert means.min() == pytest.approx(0.54, abs=0.02) and means.max() == pytest.approx(4.52, abs=0.02)

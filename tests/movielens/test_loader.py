@@ -101,4 +101,4 @@ def test_movielens_100k(ml100k_path):
     assert (len(ratings), ratings.n_users, ratings.n_items) == (100_000, 943, 1682)
     assert set(np.unique(ratings.values).tolist()) == {1.0, 2.0, 3.0, 4.0, 5.0}
     assert ratings.user_ids.tolist() == list(range(1, 944))
-    assert (ratings.item_counts() >= 20).sum() == 939  # the sheet's candidate count (B.4)
+    assert (ratings.item_counts() >= 20).sum() == 939  # the candidate count with at least 20 ratings

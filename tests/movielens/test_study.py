@@ -28,7 +28,7 @@ def chosen(model_file, mapping, k=64, replicas=3, seed=0):
 
 
 def test_literal_rule_is_degenerate_on_the_rating_scale(model_file):
-    # Sheet B.4: the literal rule picks ~7 distinct, rarely rated movies with means below ~1.
+    # The literal rule picks ~7 distinct, rarely rated movies with means below ~1.
     source = chosen(model_file, "literal")
     for row in range(3):
         assert len(set(source.movie_ids[row].tolist())) <= 10

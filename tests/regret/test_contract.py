@@ -103,7 +103,7 @@ class Recording(Policy):
 
 
 def test_policies_see_common_random_numbers(run_sim):
-    """The k-th pull of an arm pays the same reward whichever policy pulls it (sheet 1.8)."""
+    """The k-th pull of an arm pays the same reward whichever policy pulls it (common random numbers)."""
     streams = []
     for factory in (EUCBV, lambda: Thompson({"prior": "gaussian"}), UCBImproved,
                     lambda: UCB1({"tie_break": "random"})):

@@ -1,4 +1,4 @@
-"""EUCBV against ALGORITHMS-regret.md section 2: schedule vectors, widths, eliminations, options."""
+"""EUCBV against its definition (docs/algorithms/regret.md): schedule vectors, widths, eliminations, options."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import structlog
 from armlab.errors import ConfigError
 from armlab.plugins.regret.eucbv import EUCBV, EUCBVParams, EUCBVSchedule
 
-# (K, T, psi, M, n_m for m = 0..M+1) from sheet 2.8
+# (K, T, psi, M, n_m for m = 0..M+1) computed by hand from the schedule
 SCHEDULES = [
     (20, 60_000, 150.0, 7, [9, 15, 27, 48, 84, 146, 247, 404, 631]),
     (100, 300_000, 30.0, 8, [9, 15, 27, 48, 84, 146, 247, 404, 631, 906]),
@@ -50,7 +50,7 @@ def run_equal_arms(hand, k, horizon, real_steps):
     The first ``real_steps`` decisions are real; after that, time is fast-forwarded to each
     round end (the schedule only reads the trial count and the number of active arms).
     Returns the policy and the round ends N_0, N_1, ...: the reset times, then the end of
-    the last round (frozen, sheet A3).
+    the last round (frozen).
     """
     h = hand(EUCBV(), k, budget=horizon)
     policy = h.policy
@@ -101,7 +101,7 @@ def test_first_pulls_index_and_one_elimination_by_hand(hand):
     h = hand(EUCBV(), 3, budget=100)
     rewards = {0: 5.0, 1: 0.0, 2: 4.0}
     assert [int(h.step(lambda a: np.array([rewards[int(a[0])]]))[0]) for _ in range(3)] == [0, 1, 2]
-    assert h.stats.active.all()  # no elimination before decision K + 1 (sheet A9)
+    assert h.stats.active.all()  # no elimination before decision K + 1
     log0 = math.log(100 * 100 / 9)
     assert h.policy.index(h.stats)[0] == pytest.approx(np.array([5.0, 0.0, 4.0]) + math.sqrt(log0 / 4))
     assert int(h.step(lambda a: np.array([rewards[int(a[0])]]))[0]) == 0

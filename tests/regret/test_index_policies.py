@@ -1,4 +1,4 @@
-"""UCB-V, MOSS, OCUCB, KL-UCB and Bayes-UCB indices against hand-computed values (sheet 3.2-3.8)."""
+"""UCB-V, MOSS, OCUCB, KL-UCB and Bayes-UCB indices against hand-computed values (docs/algorithms/regret.md)."""
 
 from __future__ import annotations
 

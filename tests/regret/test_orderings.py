@@ -1,9 +1,9 @@
-"""The EUCBV paper's orderings at reduced horizon (sheet 6.3-6.4), seeded, with paired standard errors.
+"""The EUCBV paper's orderings at reduced horizon, seeded, with paired standard errors.
 
 Common random numbers make per-replica differences of two policies far less noisy than the
 two means; each claim is ``mean(d) + Z * stderr(d) < 0`` for ``d = regret(a) - regret(b)``.
 Only the orderings the sheet calls robust are tested.  Experiment 2's "EUCBV below MOSS" is
-not (sheet 6.3: a few runs eliminate the high-variance optimal arm), so it is left out.
+not (a few runs eliminate the high-variance optimal arm), so it is left out.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_experiment_2_eucbv_below(experiment_2, other):
 
 @pytest.mark.parametrize(("lower", "higher"), [("eucbv", "moss"), ("moss", "ocucb"), ("ocucb", "ts"), ("ts", "ucbv")])
 def test_experiment_4_ordering(experiment_4, lower, higher):
-    """EUCBV < MOSS < OCUCB < TS < UCB-V (sheet 6.3)."""
+    """EUCBV < MOSS < OCUCB < TS < UCB-V."""
     assert_below(experiment_4, lower, higher)
 
 

@@ -1,4 +1,4 @@
-"""UCB-Improved, Median Elimination and DMED: schedules, eliminations and lists (sheet 3.5, 3.9, 3.10)."""
+"""UCB-Improved, Median Elimination and DMED: schedules, eliminations and lists."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_ucb_improved_round_robin_and_round_ends_without_eliminations(hand):
     assert first[:250] == list(range(100)) * 2 + list(range(50))
     assert first[2_600:] == list(range(100))  # round 1 tops the arms up in the same order
     for target, end in zip(h.policy.targets[1:5], [9_000, 31_500, 108_200, 361_800], strict=True):
-        assert 100 * target == end  # no-elimination round ends K n_m (sheet 3.9)
+        assert 100 * target == end  # no-elimination round ends K n_m
         h.stats.counts[:] = target  # fast-forward: every arm reached n_m
         h.select()
     assert h.policy.round[0] == 5 and h.stats.active.all()
@@ -131,7 +131,7 @@ def test_median_elimination_ties_are_broken_at_random(hand):
 
 def test_median_elimination_never_leaves_round_one_in_experiment_2(run_sim):
     """Round 1 needs 26204 pulls per arm: at any T below that, round robin over the 100 arms
-    gives regret T * mean gap = T * 0.132 exactly (sheet 3.10: 39,600 at T = 3e5)."""
+    gives regret T * mean gap = T * 0.132 exactly (39,600 at T = 3e5)."""
     sim = run_sim(MedianElimination, Gaussian({"means": EXP2_MEANS, "variances": EXP2_VARIANCES}), 2_000,
                   replicas=3)
     assert sim.regret == pytest.approx(np.full(3, 2_000 * 0.132), abs=1e-9)

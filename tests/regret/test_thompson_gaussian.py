@@ -1,4 +1,4 @@
-"""The Gaussian-prior variant of the ``thompson`` plugin (sheet 3.6b); Beta stays the default."""
+"""The Gaussian-prior variant of the ``thompson`` plugin; Beta stays the default."""
 
 from __future__ import annotations
 
