@@ -35,6 +35,7 @@ from armlab.config import ExperimentConfig
 from armlab.errors import ArmlabError
 from armlab.log import configure_logging
 from armlab.orchestrator.runner import run_experiment
+from armlab.orchestrator.saved_tasks import RunInterrupted
 from armlab.orchestrator.shards import ShardRunner
 from armlab.plan import build_plans, check_memory, load_experiment
 from armlab.plots import remove_figures, save_figures
@@ -76,8 +77,10 @@ def run_command(
 ) -> None:
     """Run the experiment in CONFIG.toml.
 
-    A live experiment run with --journal FILE survives a crash: run the same command (or
-    armlab resume FILE) again and it replays the journal and continues.
+    A simulated run with --out DIR saves each finished task there: stopped by Ctrl-C (exit
+    status 130), it writes a partial summary, and the same command continues it, with the
+    same numbers.  A live experiment run with --journal FILE survives a crash: run the same
+    command (or armlab resume FILE) again and it replays the journal and continues.
     """
     if plot and out_dir is None:
         raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
@@ -90,7 +93,7 @@ def run_command(
         writable_dir(out_dir, "--out")
     log_file: TextIO | None = open_for_append(log_path, "--log") if log_path else None
     try:
-        with _progress(config) as progress:
+        with _interrupted(), _progress(config) as progress:
             if log_file is not None:
                 configure_logging(stream=log_file, json=True)
             elif progress is not None:  # sys.stderr now goes through the progress display
@@ -122,6 +125,31 @@ def run_command(
     if stale:
         click.echo("removed the figures of an earlier run: " + ", ".join(str(p) for p in stale), err=True)
     _require_observations(summary)
+
+
+#: The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
+
+
+@contextmanager
+def _interrupted() -> Iterator[None]:
+    """Ctrl-C: say what was saved and how to go on, and exit with :data:`INTERRUPTED`
+    instead of click's bare ``Aborted!``."""
+    try:
+        yield
+    except RunInterrupted as exc:
+        missing = exc.summary["missing"]
+        click.echo(
+            f"interrupted: the finished tasks are saved in {exc.folder} and the partial summary "
+            f"({len(missing)} policy runs unfinished) in {exc.folder.parent / 'summary.json'}; "
+            "run the same command again to continue where it stopped (same numbers)",
+            err=True,
+        )
+        raise click.exceptions.Exit(INTERRUPTED) from None
+    except KeyboardInterrupt:
+        click.echo("interrupted: a simulated run keeps its finished tasks only with --out DIR (the same command "
+                   "then continues from them)", err=True)
+        raise click.exceptions.Exit(INTERRUPTED) from None
 
 
 def _require_observations(summary: dict[str, Any]) -> None:

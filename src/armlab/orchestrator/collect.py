@@ -34,7 +34,7 @@ from armlab.events import CheckpointReached, ExperimentEvent, Listener, PolicyFi
 from armlab.log import get_logger, log_event
 from armlab.orchestrator.metrics import mean_and_stderr
 from armlab.orchestrator.simulate import ProgressCallback
-from armlab.orchestrator.tasks import Task
+from armlab.orchestrator.tasks import Task, TaskOutput
 from armlab.plan import ExperimentPlan
 from armlab.problem import Objective
 
@@ -118,6 +118,16 @@ class Collector:
         self._label_done: Counter[str] = Counter()
         self._columns: defaultdict[tuple[int, str, int], dict[int, np.ndarray]] = defaultdict(dict)
         self._ends: defaultdict[tuple[int, str], list[tuple[int, float]]] = defaultdict(list)
+
+    def restore(self, task: Task, output: TaskOutput) -> None:
+        """Take ``task`` as finished with ``output`` (saved by an interrupted run): its
+        checkpoints and end count as reported, so progress and log lines cover every block."""
+        plan = self._plans[task.run]
+        label = plan.policies[task.policy].label
+        values = output.cp_regret if plan.bandits[0].objective is Objective.REGRET else output.cp_error
+        for index, trials in enumerate(plan.config.checkpoint_list()):
+            self._checkpoint(task.run, task.start, label, index, trials, values[:, index])
+        self._finished(task.run, task.start, label, output.trials, output.wall_seconds)
 
     def relay(self, task: Task) -> Relay:
         """The reporter of ``task`` when it runs in this process."""

@@ -11,7 +11,7 @@ stdout): progress advances task by task, and the numbers are those of a run in o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -63,21 +63,25 @@ class DaskCluster:
         """How many tasks the cluster runs at once (its worker threads; at least 1)."""
         return max(1, sum(self._client.nthreads().values()))
 
-    def run(self, plans: Sequence[ExperimentPlan], tasks: Sequence[Task], collector: Collector) -> dict[Task, TaskOutput]:
-        """The output of every task, each run on the cluster."""
+    def run(
+        self,
+        plans: Sequence[ExperimentPlan],
+        tasks: Sequence[Task],
+        collector: Collector,
+        finished: Callable[[Task, TaskOutput], Any],
+    ) -> None:
+        """Run every task on the cluster, handing each output to ``finished`` as it completes."""
         from distributed import as_completed
 
         recipes = [recipe(plan) for plan in plans]
         futures = {self._client.submit(_run_recorded, recipes[t.run], t, pure=False): t for t in tasks}
-        outputs = {}
         for future in as_completed(futures):
             output, messages, logs = future.result()
             for message in messages:
                 collector.receive(message)
             for method, event in logs:
                 replay_log(method, event)
-            outputs[futures[future]] = output
-        return outputs
+            finished(futures[future], output)
 
 
 def _run_recorded(

@@ -22,8 +22,9 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import queue
+import signal
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.process import BaseProcess
 from typing import Any
 
@@ -44,18 +45,29 @@ class WorkerTraceback(Exception):
 
 
 def run_locally(
-    plans: Sequence[ExperimentPlan], tasks: Sequence[Task], collector: Collector, workers: int
-) -> dict[Task, TaskOutput]:
-    """The output of every task, run by this process and ``workers - 1`` worker processes."""
+    plans: Sequence[ExperimentPlan],
+    tasks: Sequence[Task],
+    collector: Collector,
+    workers: int,
+    finished: Callable[[Task, TaskOutput], Any],
+) -> None:
+    """Run every task in this process and ``workers - 1`` worker processes, handing each
+    output to ``finished`` as it arrives (so an interruption keeps what was done).
+
+    Workers ignore SIGINT: Ctrl-C reaches the whole process group, and this process alone
+    decides, stopping the workers.
+    """
     helpers = min(workers, len(tasks)) - 1
     if helpers <= 0:
-        return {task: run_task(plans[task.run], task, collector.relay(task)) for task in tasks}
+        for task in tasks:
+            finished(task, run_task(plans[task.run], task, collector.relay(task)))
+        return
     recipes = [recipe(plan) for plan in plans]
     context = multiprocessing.get_context("spawn")
     claims = context.Value("q", 0)
     outbox = context.Queue()
     processes: list[BaseProcess] = []  # those started
-    inbox = _Inbox(outbox, collector, processes)
+    inbox = _Inbox(outbox, collector, processes, lambda index, output: finished(tasks[index], output))
 
     def send(message: Message) -> None:  # this process's reports, and meanwhile the workers'
         collector.receive(message)
@@ -69,9 +81,9 @@ def run_locally(
             processes.append(process)
         for index in _claimed(claims, len(tasks)):
             task = tasks[index]
-            inbox.outputs[index] = run_task(plans[task.run], task, Relay(send, task))
+            inbox.take_output(index, run_task(plans[task.run], task, Relay(send, task)))
             inbox.drain()
-        while len(inbox.outputs) < len(tasks):
+        while inbox.count < len(tasks):
             inbox.wait()
     except BaseException:
         for process in processes:
@@ -80,7 +92,6 @@ def run_locally(
     finally:
         for process in processes:
             process.join()
-    return {tasks[index]: output for index, output in inbox.outputs.items()}
 
 
 def _claimed(claims: Any, count: int) -> Iterator[int]:
@@ -96,6 +107,7 @@ def _claimed(claims: Any, count: int) -> Iterator[int]:
 
 def _work(recipes: list[PlanRecipe], tasks: list[Task], claims: Any, outbox: Any) -> None:
     """A worker process: claim and run tasks, sending everything to ``outbox``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     apply_heap_setting()
     with worker_logs(lambda method, event: outbox.put(("log", method, event))):
         for index in _claimed(claims, len(tasks)):
@@ -120,13 +132,20 @@ def _sendable(exc: BaseException) -> BaseException:
 
 class _Inbox:
     """What the workers sent: reports go to the collector, log events to the logger,
-    outputs to :attr:`outputs`, a failure is raised here."""
+    outputs to ``finished(index, output)`` (:attr:`count` of them so far), a failure is raised here."""
 
-    def __init__(self, outbox: Any, collector: Collector, processes: list[BaseProcess]) -> None:
+    def __init__(self, outbox: Any, collector: Collector, processes: list[BaseProcess],
+                 finished: Callable[[int, TaskOutput], Any]) -> None:
         self._outbox = outbox
         self._collector = collector
         self._processes = processes
-        self.outputs: dict[int, TaskOutput] = {}
+        self._finished = finished
+        self.count = 0
+
+    def take_output(self, index: int, output: TaskOutput) -> None:
+        """Task number ``index`` is done (here or in a worker)."""
+        self.count += 1
+        self._finished(index, output)
 
     def drain(self) -> None:
         """Take in everything sent so far, without waiting."""
@@ -154,7 +173,7 @@ class _Inbox:
     def _take(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
         if kind == "output":
-            self.outputs[message[1]] = message[2]
+            self.take_output(message[1], message[2])
         elif kind == "log":
             replay_log(message[1], message[2])
         elif kind == "report":

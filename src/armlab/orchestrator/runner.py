@@ -18,9 +18,11 @@ from armlab.events import Listener
 from armlab.live_rules import refuse_ignored_live_fields
 from armlab.log import get_logger, log_event
 from armlab.orchestrator.result import ExperimentResult
+from armlab.orchestrator.saved_tasks import RunInterrupted, SavedTasks
 from armlab.orchestrator.session import LiveSession
 from armlab.orchestrator.shards import ShardRunner
 from armlab.orchestrator.simulate import PolicyResult, ProgressCallback
+from armlab.orchestrator.tasks import Task, TaskOutput, merge_results
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 
@@ -86,10 +88,42 @@ def _simulated_experiment(
     """Every run of a simulated experiment, in this process or scaled out by ``scale``."""
     base = plans[0][1]
     with structlog.contextvars.bound_contextvars(experiment=base.config.name):
+        saved = None if out_dir is None else SavedTasks.open(out_dir, config)
         started = _started(plans, journal)
-        results = (scale or ShardRunner()).run([plan for _, plan in plans], progress, listeners)
+        try:
+            results = (scale or ShardRunner()).run([plan for _, plan in plans], progress, listeners, saved)
+        except KeyboardInterrupt:
+            if saved is None:
+                raise
+            summary = _partial_summary(config, plans, saved.load([plan for _, plan in plans]))
+            raise RunInterrupted(_finished(summary, started, registry, out_dir), saved.folder) from None
         summary = _run_summary(base, results[0]) if len(plans) == 1 else _sweep_summary(config, plans, results)
-        return _finished(summary, started, registry, out_dir)
+        result = _finished(summary, started, registry, out_dir)
+        if saved is not None:
+            saved.remove()
+        return result
+
+
+def _partial_summary(
+    config: ExperimentConfig, plans: list[tuple[Any, ExperimentPlan]], outputs: dict[Task, TaskOutput]
+) -> dict[str, Any]:
+    """The summary of the policies (per run) whose every replica finished, marked
+    ``"partial": true``, with ``"missing"``: per run and unfinished policy, the replicas done."""
+    results, missing = [], []
+    for run, (value, plan) in enumerate(plans):
+        whole = []
+        for index, spec in enumerate(plan.policies):
+            done = sum(t.stop - t.start for t in outputs if (t.run, t.policy) == (run, index))
+            if done == plan.config.replicas:
+                whole.append(index)
+            else:
+                missing.append({"run": run, "sweep_value": value, "policy": spec.label, "replicas_done": done,
+                                "replicas": plan.config.replicas})
+        results.append(merge_results(plan, run, outputs, whole))
+    summary = _run_summary(plans[0][1], results[0]) if len(plans) == 1 else _sweep_summary(config, plans, results)
+    summary["partial"] = True
+    summary["missing"] = missing
+    return summary
 
 
 async def _live_experiment(
@@ -168,6 +202,8 @@ def _sweep_summary(
     keys = ("regret_mean", "regret_stderr") if regret else ("error_rate", "error_stderr")
     summary["policies"] = {}
     for label, first in runs[0]["policies"].items():
+        if any(label not in run["policies"] for run in runs):  # a partial summary: unfinished in some run
+            continue
         entry = {"plugin": first["plugin"], "params": first["params"]}
         for key in keys:
             entry[key] = [run["policies"][label][key][-1] for run in runs]

@@ -5,7 +5,8 @@ policy and sweep value first, blocks of replicas only when that leaves workers i
 them in this process and worker processes (:mod:`armlab.orchestrator.processes`) or on a
 Dask cluster (:mod:`armlab.orchestrator.dask_cluster`), feeds their reports to a
 :class:`~armlab.orchestrator.collect.Collector` (progress and log lines while it runs) and
-merges their outputs.  The summary is bit-identical for any split, worker count or executor.
+merges their outputs.  The summary is bit-identical for any split, worker count or executor,
+and when part of the tasks come from an interrupted run (:mod:`armlab.orchestrator.saved_tasks`).
 """
 
 from __future__ import annotations
@@ -15,16 +16,20 @@ from dataclasses import dataclass
 
 from armlab.errors import ConfigError
 from armlab.events import Listener
+from armlab.log import get_logger
 from armlab.orchestrator.collect import Collector
 from armlab.orchestrator.dask_cluster import DaskCluster
 from armlab.orchestrator.processes import run_locally
 from armlab.orchestrator.simulate import PolicyResult, ProgressCallback
-from armlab.orchestrator.tasks import merge_results, plan_tasks
+from armlab.orchestrator.saved_tasks import SavedTasks
+from armlab.orchestrator.tasks import Task, TaskOutput, merge_results, plan_tasks, remaining
 from armlab.plan import ExperimentPlan
 
 __all__ = ["ShardRunner"]
 
 EXECUTORS = ("local", "dask")
+
+log = get_logger("armlab.orchestrator")
 
 
 @dataclass
@@ -58,14 +63,35 @@ class ShardRunner:
         plans: Sequence[ExperimentPlan],
         progress: ProgressCallback | None = None,
         listeners: Sequence[Listener] = (),
+        saved: SavedTasks | None = None,
     ) -> list[list[PolicyResult]]:
         """Per plan (sweep values fan out together), per policy results; ``progress`` and
-        ``listeners`` as in :func:`~armlab.orchestrator.runner.run_experiment`."""
+        ``listeners`` as in :func:`~armlab.orchestrator.runner.run_experiment`.  With
+        ``saved``, the tasks found there are not run again and each new one is saved as
+        it finishes."""
+        outputs: dict[Task, TaskOutput] = {}
+        if saved is not None:
+            outputs = saved.load(plans)
+            if outputs:
+                log.info("tasks_resumed", tasks=len(outputs), folder=str(saved.folder))
+
+        def finished(task: Task, output: TaskOutput) -> None:
+            outputs[task] = output
+            if saved is not None:
+                saved.save(task, output)
+
+        def start(width: int) -> tuple[list[Task], Collector]:
+            tasks = remaining(plans, plan_tasks(plans, width, self.shard_size), list(outputs))
+            collector = Collector(plans, [*outputs, *tasks], progress, listeners)
+            for task, output in outputs.items():
+                collector.restore(task, output)
+            return tasks, collector
+
         if self.executor == "dask":
             with DaskCluster(self.workers, self.scheduler, self.connect_timeout) as cluster:
-                tasks = plan_tasks(plans, cluster.width, self.shard_size)
-                outputs = cluster.run(plans, tasks, Collector(plans, tasks, progress, listeners))
+                tasks, collector = start(cluster.width)
+                cluster.run(plans, tasks, collector, finished)
         else:
-            tasks = plan_tasks(plans, self.workers, self.shard_size)
-            outputs = run_locally(plans, tasks, Collector(plans, tasks, progress, listeners), self.workers)
+            tasks, collector = start(self.workers)
+            run_locally(plans, tasks, collector, self.workers, finished)
         return [merge_results(plan, run, outputs) for run, plan in enumerate(plans)]

@@ -27,7 +27,7 @@ from armlab.errors import ConfigError
 from armlab.orchestrator.simulate import BlockReporter, PolicyResult, make_observers, simulate
 from armlab.plan import ExperimentPlan
 
-__all__ = ["MIN_BLOCK", "Task", "TaskOutput", "merge_results", "plan_tasks", "run_task", "split_replicas"]
+__all__ = ["MIN_BLOCK", "Task", "TaskOutput", "merge_results", "plan_tasks", "remaining", "run_task", "split_replicas"]
 
 #: The narrowest block of replicas the automatic split makes (narrower blocks spend most of
 #: their time in the engine's fixed per-step cost).
@@ -91,8 +91,27 @@ def plan_tasks(plans: Sequence[ExperimentPlan], workers: int, block_size: int | 
                 )
             blocks = [(0, replicas)]
         tasks += [Task(run, policy, start, stop) for policy in range(len(plan.policies)) for start, stop in blocks]
-    # largest first, so the last tasks to start are short ones (stable: config order among equals)
+    return _largest_first(plans, tasks)
+
+
+def _largest_first(plans: Sequence[ExperimentPlan], tasks: Sequence[Task]) -> list[Task]:
+    """Largest first, so the last tasks to start are short ones (stable: config order among equals)."""
     return sorted(tasks, key=lambda t: -(t.stop - t.start) * plans[t.run].config.problem.budget)
+
+
+def remaining(plans: Sequence[ExperimentPlan], tasks: Sequence[Task], done: Sequence[Task]) -> list[Task]:
+    """``tasks`` less the replicas that the ``done`` tasks (saved by an interrupted run, maybe
+    split otherwise) already hold: the blocks in between, largest first."""
+    left = []
+    for task in tasks:
+        start = task.start
+        for first, stop in sorted((d.start, d.stop) for d in done if (d.run, d.policy) == (task.run, task.policy)):
+            if first > start and first < task.stop:
+                left.append(Task(task.run, task.policy, start, first))
+            start = max(start, stop)
+        if start < task.stop:
+            left.append(Task(task.run, task.policy, start, task.stop))
+    return _largest_first(plans, left)
 
 
 def _automatic_block(replicas: int, workers: int, units: int) -> int:
@@ -114,10 +133,15 @@ def run_task(plan: ExperimentPlan, task: Task, report: BlockReporter) -> TaskOut
                       result.wall_seconds)
 
 
-def merge_results(plan: ExperimentPlan, run: int, outputs: Mapping[Task, TaskOutput]) -> list[PolicyResult]:
-    """One result per policy of ``plan`` (run number ``run``): its tasks' arrays in replica order."""
+def merge_results(
+    plan: ExperimentPlan, run: int, outputs: Mapping[Task, TaskOutput], policies: Sequence[int] | None = None
+) -> list[PolicyResult]:
+    """One result per policy of ``plan`` (run number ``run``; only the policy numbers
+    ``policies`` if given): its tasks' arrays in replica order."""
     merged = []
     for index, spec in enumerate(plan.policies):
+        if policies is not None and index not in policies:
+            continue
         tasks = sorted((t for t in outputs if t.run == run and t.policy == index), key=lambda t: t.start)
         parts = [outputs[t] for t in tasks]
         merged.append(
