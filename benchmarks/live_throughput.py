@@ -2,7 +2,7 @@
 
 Three layers, each with up to ``--in-flight`` trials pending (UCB1, 4 arms, rewards in [0, 1]):
 
-* the in-process ask/tell loop (:class:`armlab.orchestrator.asktell.Experiment`): logging
+* the in-process ask/tell loop (:class:`armlab.orchestrator.asktell.LiveExperiment`): logging
   off, JSON logging on, JSON logging plus the SQLite journal (one fsync'ed commit per event);
 * the orchestrator's live path (:class:`armlab.orchestrator.live.LiveRun` over an async
   callback source that answers at once): JSON logging on, then plus the journal (group commit);

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from armlab.errors import ArmlabError
-from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.asktell import LiveExperiment
 from armlab.problem import Objective, Problem, Truth
 
 MEANS = np.array([[0.2, 0.9, 0.5, 0.4]])  # arm 1, the one made inactive, is the best by far
@@ -23,7 +23,7 @@ def _problem(cls) -> Problem:
 
 
 def _pulls_of_an_inactive_arm(cls) -> int:
-    experiment = Experiment(cls, [_problem(cls)], 1)
+    experiment = LiveExperiment(cls, [_problem(cls)], 1)
     experiment.core.stats[0].active[0, 1] = False
     rng = np.random.default_rng(0)
     pulls = 0

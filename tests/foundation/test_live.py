@@ -12,7 +12,7 @@ from structlog.testing import capture_logs
 
 from armlab import ConfigError, LiveSource, TrialFailed, events, hookimpl, run_experiment
 from armlab.config import validate_config
-from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.asktell import LiveExperiment
 from armlab.orchestrator.live import LiveRun
 from armlab.plugins.interfaces import PluginParams
 from armlab.plugins.manager import get_plugin_manager
@@ -70,7 +70,7 @@ class LatentSource(LiveSource):
 def live(policy, source, budget=60, **kw):
     problem = Problem(objective=Objective.BEST_ARM, budget=budget, n_arms=source.n_arms)
     timeout = kw.pop("timeout", None)
-    experiment = Experiment(lambda: policy, [problem], 1, **kw)
+    experiment = LiveExperiment(lambda: policy, [problem], 1, **kw)
     return LiveRun(experiment=experiment, sources=[source], timeout=timeout)
 
 

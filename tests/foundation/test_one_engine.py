@@ -13,7 +13,7 @@ import pytest
 
 from armlab import events, run_experiment
 from armlab.config import validate_config
-from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.asktell import LiveExperiment
 from armlab.orchestrator.engine import Simulation
 from armlab.orchestrator.live_types import NoTrialAvailable
 from armlab.orchestrator.metrics import recommendation_errors
@@ -87,7 +87,7 @@ def test_live_run_makes_the_monte_carlo_choices(case, registry):
     while not sim.finished:
         sim.step()
 
-    live = Experiment(plan.policies[0].create, problems, cfg.seed, allocator=plan.create_allocator(plan.policies[0]),
+    live = LiveExperiment(plan.policies[0].create, problems, cfg.seed, allocator=plan.create_allocator(plan.policies[0]),
                       checkpoints=cfg.checkpoint_list())
     asked = []
     while live.state.value == "running":

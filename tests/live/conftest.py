@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from armlab.config import ExperimentConfig, validate_config
-from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.asktell import LiveExperiment
 from armlab.plugins.policies.ucb1 import UCB1
 from armlab.problem import Objective, Problem
 
@@ -97,14 +97,14 @@ def conversion(arm: int, pull: int, rates: tuple[float, ...] = (0.2, 0.5, 0.8)) 
 
 def make_experiment(
     policy: Any = None, *, n_arms: int = 3, budget: int = 20, in_flight: int = 2, seed: int = 1, **kw: Any
-) -> Experiment:
+) -> LiveExperiment:
     problem = Problem(objective=Objective.BEST_ARM, budget=budget, n_arms=n_arms,
                       reward_range=kw.pop("reward_range", (0.0, 1.0)))
     policy = policy or UCB1()
-    return Experiment(lambda: policy, [problem], seed, in_flight=in_flight, **kw)
+    return LiveExperiment(lambda: policy, [problem], seed, in_flight=in_flight, **kw)
 
 
-def state_of(experiment: Experiment) -> dict[str, Any]:
+def state_of(experiment: LiveExperiment) -> dict[str, Any]:
     """Everything that must agree between a run and its replay (bit for bit)."""
     s = experiment.stats
     return {

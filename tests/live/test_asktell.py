@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from armlab import events
 from armlab.adapters.base import RewardRejected
-from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.asktell import LiveExperiment
 from armlab.orchestrator.live_types import (
     ExperimentState,
     JournalMismatch,
@@ -273,7 +273,7 @@ def test_a_stopping_rule_stops_the_live_run_and_the_journal_records_it(live):
     """LUCB1 on two clearly different arms: its test passes long before the budget."""
     problem = Problem(objective=Objective.BEST_ARM, budget=2000, n_arms=2, reward_range=(0.0, 1.0), delta=0.1)
     records, seen = [], []
-    exp = Experiment(LUCB1, [problem], 3, recorder=records.append, checkpoints=[2000])
+    exp = LiveExperiment(LUCB1, [problem], 3, recorder=records.append, checkpoints=[2000])
     exp.add_listener(seen.append)
     with pytest.raises(NoTrialAvailable) as stopped:
         while True:
@@ -287,7 +287,7 @@ def test_a_stopping_rule_stops_the_live_run_and_the_journal_records_it(live):
     assert [type(e).__name__ for e in seen[-3:]] == ["BanditConfident", "ExperimentStopped", "CheckpointReached"]
     with pytest.raises(NoTrialAvailable):
         exp.ask()  # and stays stopped
-    again = Experiment(LUCB1, [problem], 3, checkpoints=[2000])
+    again = LiveExperiment(LUCB1, [problem], 3, checkpoints=[2000])
     again.replay(records)  # the replayed run stops at the same trial
     assert again.stopped and again.status()["stop"] == exp.status()["stop"] and live.state(again) == live.state(exp)
 
@@ -332,7 +332,7 @@ def test_with_several_bandits_a_stopping_rule_stops_its_own_bandit(live):
                 for _ in range(3)]
     rates = [(0.95, 0.05), (0.8, 0.3), (0.7, 0.4)]  # easy to hard
     records, seen = [], []
-    exp = Experiment(LUCB1, problems, 5, allocator=UniformBandit({"arm_rule": "policy"}), in_flight=3,
+    exp = LiveExperiment(LUCB1, problems, 5, allocator=UniformBandit({"arm_rule": "policy"}), in_flight=3,
                      recorder=records.append)
     exp.add_listener(seen.append)
     pending, closed_at = [], {}
@@ -357,6 +357,6 @@ def test_with_several_bandits_a_stopping_rule_stops_its_own_bandit(live):
     assert sorted(closed_at) == [0, 1, 2] and closed_at[0] < max(closed_at.values())
     assert [type(e).__name__ for e in seen].count("ExperimentStopped") == 1
     assert exp.status()["stop"]["reason"] == "confident" and all(b["stopped"] for b in exp.status()["bandits"])
-    again = Experiment(LUCB1, problems, 5, allocator=UniformBandit({"arm_rule": "policy"}), in_flight=3)
+    again = LiveExperiment(LUCB1, problems, 5, allocator=UniformBandit({"arm_rule": "policy"}), in_flight=3)
     again.replay(records)
     assert live.state(again) == live.state(exp) and again.status()["stop"] == exp.status()["stop"]

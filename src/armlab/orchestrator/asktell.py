@@ -1,6 +1,6 @@
 """The ask/tell state machine of a live experiment: one replica of the engine core, no I/O.
 
-Everything that drives a live experiment goes through :class:`Experiment`: the async
+Everything that drives a live experiment goes through :class:`LiveExperiment`: the async
 :class:`~armlab.orchestrator.live.LiveRun` (armlab runs the trials through its sources),
 the HTTP service (clients run them and report back), and journal replay (the journal says
 what happened).  Its decisions come from the engine core that Monte Carlo runs use
@@ -13,7 +13,7 @@ then hands the event to the ``recorder`` (the journal, which makes it durable), 
 then applies it.  If the recorder raises, nothing changed.  Because the policies' and the
 allocator's randomness is a pure function of (seed, replica, step) and the statistics a
 pure function of the events, applying the same events in the same order gives bit-identical
-state: that is how :meth:`Experiment.replay` resumes a run.  After each applied change the
+state: that is how :meth:`LiveExperiment.replay` resumes a run.  After each applied change the
 listeners receive typed :mod:`armlab.events` (trial dispatched / observed / failed /
 abandoned, arm eliminated, recommendation changed, checkpoint, bandit confident, stopped).
 
@@ -58,7 +58,7 @@ from armlab.plugins.interfaces import Allocator, Policy
 from armlab.problem import Problem
 from armlab.stats import ArmStats
 
-__all__ = ["Experiment"]  # its vocabulary (events, states, errors) is in live_types
+__all__ = ["LiveExperiment"]  # its vocabulary (events, states, errors) is in live_types
 
 log = get_logger(__name__)
 
@@ -78,7 +78,7 @@ class _Counters:
         return self.completed + self.failed + self.abandoned
 
 
-class Experiment(Answers, JournalReplay):
+class LiveExperiment(Answers, JournalReplay):
     """One live replica of an experiment: ask for trials, tell their rewards.
 
     ``policy_factory()`` makes the policy of each bandit of ``problems`` (one problem for a
@@ -125,7 +125,7 @@ class Experiment(Answers, JournalReplay):
     def __repr__(self) -> str:
         c = self.counters
         return (
-            f"Experiment(state={self.state.value}, dispatched={len(self.trials)}/{self.problem.budget}, "
+            f"LiveExperiment(state={self.state.value}, dispatched={len(self.trials)}/{self.problem.budget}, "
             f"pending={len(self._pending)}, completed={c.completed}, failed={c.failed}, "
             f"abandoned={c.abandoned}, late={c.late})"
         )

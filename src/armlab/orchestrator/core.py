@@ -12,7 +12,7 @@ replica has passed.  It knows nothing of where rewards come from or when they ar
 
 The Monte Carlo engine (:class:`~armlab.orchestrator.engine.Simulation`) drives it with
 vectors of replicas, simulated rewards and a delay model; the live ask/tell state machine
-(:class:`~armlab.orchestrator.asktell.Experiment`) drives it with one replica whose results
+(:class:`~armlab.orchestrator.asktell.LiveExperiment`) drives it with one replica whose results
 come from the outside world.  So allocators, multi-bandit experiments, stopping rules and
 checkpoints behave the same in both.
 

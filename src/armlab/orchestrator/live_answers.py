@@ -1,7 +1,7 @@
 """What a live experiment reports: its answer, intervals, per-bandit summaries and status.
 
 :class:`Answers` is the read-only half of the live state machine
-(:class:`~armlab.orchestrator.asktell.Experiment` inherits it): everything here reads the
+(:class:`~armlab.orchestrator.asktell.LiveExperiment` inherits it): everything here reads the
 engine core's statistics and the experiment's records and changes nothing.
 """
 
@@ -27,7 +27,7 @@ _Z95 = float(special.ndtri(0.975))
 
 
 class Answers:
-    """Answers of a live experiment (mixed into :class:`~armlab.orchestrator.asktell.Experiment`)."""
+    """Answers of a live experiment (mixed into :class:`~armlab.orchestrator.asktell.LiveExperiment`)."""
 
     core: DecisionCore
     problems: list[Problem]

@@ -1,6 +1,6 @@
 """Resuming a live experiment: re-applying its journaled events in order.
 
-:class:`JournalReplay` is mixed into :class:`~armlab.orchestrator.asktell.Experiment`.  Replay
+:class:`JournalReplay` is mixed into :class:`~armlab.orchestrator.asktell.LiveExperiment`.  Replay
 goes through the same ask, tell, fail, abandon, retire and stop paths as the live run, with
 the recorder off, so the rebuilt state is the state that was journaled; dispatches and stops
 are re-derived from the policies and must match the journal.
@@ -31,7 +31,7 @@ log = get_logger(__name__)
 
 
 class JournalReplay:
-    """Journal replay (mixed into :class:`~armlab.orchestrator.asktell.Experiment`)."""
+    """Journal replay (mixed into :class:`~armlab.orchestrator.asktell.LiveExperiment`)."""
 
     recorder: Callable[[Event], None] | None
     trials: list[TrialRecord]

@@ -38,7 +38,7 @@ class TrialStatus(str, enum.Enum):
 
 
 class ExperimentState(str, enum.Enum):
-    """What :meth:`Experiment.ask` would do now."""
+    """What :meth:`LiveExperiment.ask` would do now."""
 
     RUNNING = "running"  # a trial can be dispatched
     IN_FLIGHT_FULL = "in_flight_full"  # every in-flight slot is taken: wait for a report

@@ -1,7 +1,7 @@
 """Open a live experiment: build it from a config, or replay its journal and continue.
 
 A :class:`LiveSession` is the one place where a live experiment's parts are put together:
-the validated plan, the live source, the ask/tell :class:`~armlab.orchestrator.asktell.Experiment`
+the validated plan, the live source, the ask/tell :class:`~armlab.orchestrator.asktell.LiveExperiment`
 and (optionally) its :class:`~armlab.orchestrator.journal.Journal`.  ``armlab run``, ``armlab serve`` and ``armlab resume`` all open one.
 
 Opening an existing journal rebuilds the experiment from the configuration stored in it,
@@ -22,7 +22,7 @@ import anyio
 from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
-from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.asktell import LiveExperiment
 from armlab.orchestrator.group_commit import GroupCommit
 from armlab.orchestrator.journal import Journal, JournalError
 from armlab.orchestrator.live_types import Event
@@ -39,7 +39,7 @@ class LiveSession:
 
     plan: ExperimentPlan
     sources: list[LiveSource]  # one per bandit
-    experiment: Experiment
+    experiment: LiveExperiment
     journal: Journal | None = None
     replayed: int = 0
 
@@ -76,7 +76,7 @@ class LiveSession:
         sources = [plan.create_source(b) for b in range(len(plan.bandits))]
         assert all(isinstance(source, LiveSource) for source in sources)
         spec = plan.policies[0]
-        experiment = Experiment(
+        experiment = LiveExperiment(
             spec.create,
             [plan.problem(source, None, b) for b, source in enumerate(sources)],
             cfg.seed,

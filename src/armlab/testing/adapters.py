@@ -18,7 +18,7 @@ import anyio.lowlevel
 
 from armlab.adapters.base import DEFERRED, LiveSource, Trial
 from armlab.errors import TrialFailed
-from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.asktell import LiveExperiment
 from armlab.orchestrator.live import LiveRun
 from armlab.plugins.interfaces import Policy
 from armlab.plugins.policies.uniform import Uniform
@@ -169,7 +169,7 @@ async def _check_live_run(name: str, source: LiveSource, policy: Callable[[], Po
                           timeout: float) -> None:
     problem = Problem(objective=Objective.BEST_ARM, budget=budget, n_arms=source.n_arms, source=name,
                       reward_range=source.reward_range)
-    experiment = Experiment(policy, [problem], 0, in_flight=2)
+    experiment = LiveExperiment(policy, [problem], 0, in_flight=2)
     run = await LiveRun(experiment=experiment, sources=[source], timeout=timeout).run()
     assert not experiment.pending_trials(), f"{name}: a live run ended with trials still pending"
     assert len(run.outcomes) == len(experiment.trials) == budget, (

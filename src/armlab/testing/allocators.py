@@ -3,7 +3,7 @@
 An allocator decides, when several bandits share one budget, which bandit each replica
 pulls next (and, for joint rules, which arm).  Both engines call it through the same core:
 the Monte Carlo :class:`~armlab.orchestrator.engine.Simulation` for R replicas at once, the
-live ask/tell :class:`~armlab.orchestrator.asktell.Experiment` for one.  :func:`check_allocator`
+live ask/tell :class:`~armlab.orchestrator.asktell.LiveExperiment` for one.  :func:`check_allocator`
 runs it in both on small Bernoulli bandits and checks every answer it gives.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from armlab.config import FeedbackConfig
 from armlab.multibandit import BanditProblem
-from armlab.orchestrator.asktell import Experiment
+from armlab.orchestrator.asktell import LiveExperiment
 from armlab.orchestrator.engine import Simulation
 from armlab.orchestrator.live_types import NoTrialAvailable
 from armlab.plugins.interfaces import STOPPED, Allocator, Policy, RewardSource
@@ -205,7 +205,7 @@ def _check_live_run(name, make, policy, n_bandits, seed, objective, budget, simu
     simulated: list[tuple[int, int, float]] = []
     sim = simulate(one, log=simulated)
     sources, problems = _bandits(n_bandits, one, seed, objective, budget)
-    live = Experiment(policy, problems, seed, allocator=_Checked(make()), checkpoints=[budget // 2, budget])
+    live = LiveExperiment(policy, problems, seed, allocator=_Checked(make()), checkpoints=[budget // 2, budget])
     asked = []
     while live.state.value == "running":
         try:
