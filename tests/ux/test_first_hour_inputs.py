@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from armlab.cli import cli
 from armlab.config import validate_config
 from armlab.errors import ConfigError
-from armlab.plan import build_plans, check_memory
+from armlab.memory_estimate import check_memory
+from armlab.plan import build_plans
 from armlab.plugins.interfaces import PluginParams
 
 GOOD = """\

@@ -37,7 +37,8 @@ from armlab.log import configure_logging
 from armlab.orchestrator.runner import run_experiment
 from armlab.orchestrator.saved_tasks import RunInterrupted
 from armlab.orchestrator.shards import ShardRunner
-from armlab.plan import build_plans, check_memory, load_experiment
+from armlab.memory_estimate import check_memory
+from armlab.plan import build_plans, load_experiment
 from armlab.plots import remove_figures, save_figures
 
 

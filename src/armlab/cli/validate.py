@@ -6,7 +6,8 @@ import click
 
 from armlab.cli.app import App
 from armlab.cli.errors import user_errors
-from armlab.plan import build_plans, check_memory, load_experiment
+from armlab.memory_estimate import check_memory
+from armlab.plan import build_plans, load_experiment
 
 
 @click.command("validate")
