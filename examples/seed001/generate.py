@@ -1,15 +1,18 @@
-"""Write seed 001's experiments (EUCBV, Mukherjee et al.) as armlab experiment files.
+"""Write the EUCBV experiments (Mukherjee, Naveen, Sudarsanam & Ravindran) as armlab experiment files.
 
-    python examples/seed001/generate.py          # (re)write the .toml files next to this script
-    python examples/seed001/generate.py --check  # exit 1 if a file differs from what it would write
-    python examples/seed001/generate.py --table results/exp3_k020 results/exp3_k030 ...
+    python examples/seed001/generate.py              # (re)write the .toml files from the results files
+    python examples/seed001/generate.py --check      # exit 1 if a file differs from what it would write
+    python examples/seed001/generate.py --run [STEM..]   # run (all, or e.g. exp1_bernoulli), record, rewrite
+    python examples/seed001/generate.py --table DIR..    # experiment 3's table from `armlab run --out` dirs
 
 Experiments 1, 2 and 4 are one file each.  Experiment 3 plots the regret at the horizon
 against K with T = 1e5 + K^3: K and T change together, which one ``[sweep]`` (one parameter)
-cannot express, so it is one file per K; ``--table`` gathers their ``summary.json`` files into
-the figure's table (final regret per policy against K).  Setups, algorithm sets and
-parameters follow ALGORITHMS-regret.md section 5; the "Ours" lines hold the numbers of the
-full-scale runs (100 replicas, the files as shipped).
+cannot express, so it is one file per K; the K = 100 file's header carries the table over K.
+
+Each header's "Ours" lines are rendered from ``results/STEM.json``, which ``--run`` writes
+(examples/_headers.py): every replica's regret at every checkpoint, the commit, the scale,
+and a cheap check that tests/regret/test_examples.py re-runs.  Files whose full run takes
+more than about ten minutes are run at a reduced scale (RUN_REPLICAS) and say so.
 """
 
 from __future__ import annotations
@@ -22,6 +25,15 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPLICAS = 100
+
+
+sys.path.insert(0, str(HERE.parent))  # examples/ is not a package
+import _headers as headers
+
+#: the check the tests re-run: the first CHECK_REPLICAS replicas with budget CHECK_BUDGET
+CHECK_REPLICAS, CHECK_BUDGET = 3, 2000
+#: files run with fewer replicas than they hold (their full run takes more than ~10 minutes)
+RUN_REPLICAS = {"exp3_k100.toml": 50}
 
 EUCBV = {"plugin": "eucbv"}
 EUCBV_AUTHOR = {"plugin": "eucbv", "label": "eucbv-log-M", "log_uses": "M"}
@@ -39,106 +51,65 @@ KL_GAUSS = {"plugin": "klucb", "label": "kl-ucb-gauss", "divergence": "gaussian"
 BU_BETA = {"plugin": "bayes-ucb", "label": "bayes-ucb"}
 BU_GAUSS = {"plugin": "bayes-ucb", "label": "bayes-ucb-gauss", "posterior": "gaussian"}
 
-SEED_TEXT = 'Seed 001 (Mukherjee, Naveen, Sudarsanam & Ravindran, "Efficient-UCBV: An Almost Optimal'
-SEED_TEXT_2 = 'Algorithm using Variance Estimates").'
+SEED_TEXT = 'Mukherjee, Naveen, Sudarsanam & Ravindran, "Efficient-UCBV: An Almost Optimal'
+SEED_TEXT_2 = 'Algorithm using Variance Estimates" (AAAI 2018).'
 EXP3_KS = list(range(20, 101, 10))
 
-#: The order every exp3 file's run shows; the K = 100 file carries the table over all K.
-EXP3_ORDER = [
-    "As at every K: MOSS lowest, EUCBV level with or a little below OCUCB, TS about twice as",
-    "high (all K: the table in exp3_k100.toml).",
-]
-
-#: "Ours" lines per file: the full-scale runs of the files as shipped.
-RESULTS: dict[str, list[str]] = {
-    "exp1_bernoulli.toml": [
-        "mean regret at T +- standard error (means at t = 6000 / 30000): EUCBV log-M 246 +- 5 (150 / 244),",
-        "TS 425 +- 7 (150 / 360), DMED 500 +- 14, Bayes-UCB 617 +- 7, MOSS 716 +- 10 (166 / 692),",
-        "KL-UCB 726 +- 8, OCUCB 912 +- 7, EUCBV 964 +- 8 (164 / 655), UCB-V 1,316 +- 7, UCB1 1,606 +- 2.",
-        "As the sheet found: the printed EUCBV ranks behind TS, DMED, Bayes-UCB, MOSS, KL-UCB and OCUCB;",
-        "only the author code's log-M variant leads.  Wall time 1,712 s for all ten (shared 2-core machine).",
-    ],
+#: Notes under a file's generated result lines (interpretation; the numbers are rendered).
+NOTES: dict[str, list[str]] = {
     "exp2_failure_of_ts.toml": [
-        "mean regret at T +- standard error: MOSS 2,842 +- 107, EUCBV 3,726 +- 566, OCUCB 4,529 +- 49,",
-        "TS 8,700 +- 37, Bayes-UCB-Gauss 13,843 +- 54, UCB1 16,657 +- 65, KL-UCB-Gauss 16,657 (identical",
-        "runs), UCB-Improved 27,565 +- 547, Median Elimination 39,600 +- 0 (exact): the sheet's order.",
-        "EUCBV's large error and its linear growth come from runs that eliminated the optimal arm.",
-        "Wall time 2,708 s for all nine policies (2-core machine shared with other jobs).",
-    ],
-    "exp4_advanced.toml": [
-        "mean regret at T +- standard error: EUCBV 975 +- 7, MOSS 1,351 +- 7, OCUCB 2,666 +- 12,",
-        "TS 4,154 +- 8, Bayes-UCB-Gauss 5,551 +- 9, UCB1 6,854 +- 11, KL-UCB-Gauss 6,854 (identical runs),",
-        "UCB-V 7,130 +- 7: the paper's claims and the sheet's order; EUCBV's curve is flat from t ~ 20000.",
-        "Wall time 2,738 s for all eight policies (2-core machine shared with other jobs).",
-    ],
-    "exp3_k020.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 1,000 +- 36, EUCBV 1,206 +- 100, OCUCB 1,226 +- 28, TS 2,317 +- 34.",
-        "Wall time 152 s for the four policies (2-core machine shared with other jobs).",
-        *EXP3_ORDER,
-    ],
-    "exp3_k030.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 1,604 +- 101, EUCBV 1,964 +- 150, OCUCB 2,043 +- 114, TS 3,484 +- 52.",
-        "Wall time 193 s for the four policies (2-core machine shared with other jobs).",
-        *EXP3_ORDER,
-    ],
-    "exp3_k040.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 2,403 +- 174, OCUCB 2,966 +- 160, EUCBV 2,998 +- 229, TS 4,999 +- 57.",
-        "Wall time 258 s for the four policies (2-core machine shared with other jobs).",
-        *EXP3_ORDER,
-    ],
-    "exp3_k050.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 3,187 +- 242, EUCBV 3,544 +- 290, OCUCB 3,880 +- 210, TS 6,704 +- 71.",
-        "Wall time 389 s for the four policies (2-core machine shared with other jobs).",
-        *EXP3_ORDER,
-    ],
-    "exp3_k060.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 3,358 +- 194, EUCBV 3,788 +- 260, OCUCB 4,633 +- 178, TS 8,915 +- 91.",
-        "Wall time 590 s for the four policies (2-core machine shared with other jobs).",
-        *EXP3_ORDER,
-    ],
-    "exp3_k070.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 3,734 +- 163, EUCBV 5,302 +- 505, OCUCB 5,737 +- 248, TS 11,175 +- 81.",
-        "Wall time 840 s for the four policies (2-core machine shared with other jobs).",
-        *EXP3_ORDER,
-    ],
-    "exp3_k080.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 5,662 +- 494, EUCBV 7,169 +- 757, OCUCB 7,874 +- 484, TS 14,118 +- 122.",
-        "Wall time 1,296 s for the four policies (2-core machine shared with other jobs).",
-        *EXP3_ORDER,
-    ],
-    "exp3_k090.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 5,717 +- 353, OCUCB 8,397 +- 344, EUCBV 8,423 +- 1,005, TS 16,680 +- 110.",
-        "Wall time 1,741 s for the four policies (2-core machine shared with other jobs).",
-        *EXP3_ORDER,
+        "EUCBV's large standard error and its linear growth come from runs that eliminated the",
+        "optimal arm; Median Elimination never leaves its first round (regret T times the mean gap).",
     ],
     "exp3_k100.toml": [
-        "mean regret at T +- standard error:",
-        "MOSS 7,115 +- 721, EUCBV 10,194 +- 1,343, OCUCB 10,539 +- 649, TS 19,820 +- 102.",
-        "Wall time 2,368 s for the four policies (2-core machine shared with other jobs).",
-        "Final regret against K (`generate.py --table`):",
-        "K    T                       eucbv                moss               ocucb                  ts",
-        "20   108000          1206 +- 100         1000 +- 36          1226 +- 28          2317 +- 34",
-        "30   127000          1964 +- 150         1604 +- 101         2043 +- 114         3484 +- 52",
-        "40   164000          2998 +- 229         2403 +- 174         2966 +- 160         4999 +- 57",
-        "50   225000          3544 +- 290         3187 +- 242         3880 +- 210         6704 +- 71",
-        "60   316000          3788 +- 260         3358 +- 194         4633 +- 178         8915 +- 91",
-        "70   443000          5302 +- 505         3734 +- 163         5737 +- 248        11175 +- 81",
-        "80   612000          7169 +- 757         5662 +- 494         7874 +- 484        14118 +- 122",
-        "90   829000          8423 +- 1005        5717 +- 353         8397 +- 344        16680 +- 110",
-        "100  1100000        10194 +- 1343        7115 +- 721        10539 +- 649        19820 +- 102",
-        "MOSS is lowest at every K, EUCBV is level with or a little below OCUCB, and TS is about",
-        "twice as high: the sheet's order (6.2).  The paper's claim that EUCBV's regret grows much",
-        "more slowly with K than that of TS, OCUCB and MOSS holds against TS only.",
+        "The paper's claim that EUCBV's regret grows much more slowly with K than that of TS, OCUCB",
+        "and MOSS is read off the table above.",
     ],
 }
+
+
+def _cell(mean: float, se: float) -> str:
+    return f"{mean:,.0f} +- {se:,.0f}"
+
+
+def result_lines(file_name: str, results: dict[str, Any] | None) -> list[str]:
+    """The "Ours" lines of one file, from its results file."""
+    if results is None:
+        return [f"not run yet: `generate.py --run {file_name.removesuffix('.toml')}`"]
+    run = results["run"]
+    summary = headers.summary(results)
+    order = sorted(summary, key=lambda label: (summary[label]["mean"][-1], label))
+    half = run["checkpoints"].index(min(run["checkpoints"], key=lambda c: abs(c - run["budget"] / 2)))
+    lines = [f"mean regret at T = {run['budget']:,} +- standard error, lowest first:"]
+    lines += headers.wrap([f"{label} {_cell(summary[label]['mean'][-1], summary[label]['stderr'][-1])}" for label in order], width=92)
+    lines.append(f"at t = {run['checkpoints'][half]:,}:")
+    lines += headers.wrap([f"{label} {summary[label]['mean'][half]:,.0f}" for label in order], width=92)
+    where = f"From results/{file_name.removesuffix('.toml')}.json ({run['replicas']} replicas, seed {results['seed']}, commit {results['commit']})"
+    if run["replicas"] != REPLICAS:
+        lines += [where + ":", f"a REDUCED SCALE, {run['replicas']} of this file's {REPLICAS} replicas (the full run takes over ten minutes)."]
+    else:
+        lines += [where + ";", "`armlab run` of this file gives the same numbers."]
+    return lines
+
+
+def exp3_table(results_of) -> list[str]:
+    """Final regret against K from the experiment-3 results files."""
+    rows = []
+    for k in EXP3_KS:
+        results = results_of(f"exp3_k{k:03d}.toml")
+        if results is None:
+            continue
+        summary = headers.summary(results)
+        rows.append((k, results["run"]["budget"], results["run"]["replicas"],
+                     {label: (e["mean"][-1], e["stderr"][-1]) for label, e in summary.items()}))
+    if not rows:
+        return []
+    labels = list(rows[0][3])
+    out = ["Final regret against K (mean +- standard error; from the exp3 results files):",
+           "K    T          runs" + "".join(f"{label:>18s}" for label in labels)]
+    for k, budget, replicas, cells in rows:
+        out.append(f"{k:<4d} {budget:<10d} {replicas:>4d}" + "".join(f"{_cell(*cells[label]):>18s}" for label in labels))
+    return out
 
 
 def experiments() -> dict[str, dict[str, Any]]:
@@ -150,13 +121,12 @@ def experiments() -> dict[str, dict[str, Any]]:
                 "K = 20: 19 arms with mean 0.07, the optimal arm (here the last) 0.1; T = 60000; 100 runs;",
                 "cumulative pseudo-regret against t with standard errors (checkpoints every 2000 pulls).",
                 "EUCBV psi = T/K^2, rho = 1/2; TS Beta-Bernoulli, KL-UCB and Bayes-UCB (Beta) with c = 0,",
-                "DMED (pymaBandits list version), OCUCB (alpha 3, psi 2) as the sheet recommends;",
-                "eucbv-log-M is the author code's log(psi M eps) variant (sheet 2.7), for comparison.",
+                "DMED (pymaBandits list version), OCUCB (alpha 3, psi 2);",
+                "eucbv-log-M is the authors' code's log(psi M eps) variant (log_uses = \"M\"), for comparison.",
                 "",
                 "Paper: EUCBV below MOSS, OCUCB, UCB1, UCB-V, KL-UCB and Bayes-UCB, slightly below TS.",
-                "Sheet 6.2 (independent simulation, means at T): TS 426, DMED 482, BU 622, KL-UCB 724,",
-                "MOSS 734, OCUCB 916, EUCBV 970, UCB-V 1327, UCB1 1607; EUCBV log-M 275.  The printed",
-                "EUCBV does not reproduce the paper's ranking here; its log-M variant does.",
+                "An independent simulation of this setup (means at T): TS 426, DMED 482, BU 622, KL-UCB 724,",
+                "MOSS 734, OCUCB 916, EUCBV 970, UCB-V 1327, UCB1 1607; EUCBV log-M 275.",
             ],
             "table": {
                 "name": "seed001-exp1",
@@ -177,10 +147,10 @@ def experiments() -> dict[str, dict[str, Any]]:
                 "",
                 "Paper: EUCBV below MOSS, OCUCB, UCB1, TS, UCB-Improved and Median Elimination (left off",
                 "the plot, far worse); TS weak; Bayes-UCB and KL-UCB-Gauss much worse than TS; y-axis ~1e4.",
-                "Sheet 6.2: MOSS 3,101, EUCBV 4,251 (median 2,409; about 6 % of runs lose the optimal arm),",
+                "An independent simulation: MOSS 3,101, EUCBV 4,251 (median 2,409; about 6 % of runs lose the optimal arm),",
                 "OCUCB 4,798, TS 8,690, Bayes-UCB 13,800, UCB1 16,567, KL-UCB-Gauss 16,612 (= UCB1),",
                 "UCB-Improved 28,120, Median Elimination 39,600 (it never leaves round 1).",
-                "EUCBV < MOSS is not robust (sheet 6.3); EUCBV below the others is.",
+                "There, EUCBV < MOSS was not robust to the seed; EUCBV below the others was.",
             ],
             "table": {
                 "name": "seed001-exp2",
@@ -203,7 +173,7 @@ def experiments() -> dict[str, dict[str, Any]]:
                 "Cumulative pseudo-regret against t with standard errors (checkpoints every 10000 pulls).",
                 "",
                 "Paper: EUCBV below TS, MOSS and OCUCB; UCB-V, KL-UCB and Bayes-UCB far worse (not plotted).",
-                "Sheet 6.2: EUCBV 977, MOSS 1,341, OCUCB 2,641, TS 4,145, Bayes-UCB 5,526, UCB1 6,823,",
+                "An independent simulation: EUCBV 977, MOSS 1,341, OCUCB 2,641, TS 4,145, Bayes-UCB 5,526, UCB1 6,823,",
                 "KL-UCB-Gauss 6,829, UCB-V 7,108; EUCBV's curve is flat from t ~ 30000.",
             ],
             "table": {
@@ -229,7 +199,7 @@ def experiments() -> dict[str, dict[str, Any]]:
                 "(K and T change together); `generate.py --table DIR...` gathers the final regrets.",
                 "",
                 "Paper: EUCBV's regret grows with K much more slowly than that of TS, OCUCB and MOSS.",
-                "Sheet 6.2 (mean, median): K = 20: MOSS 1,187, EUCBV 1,345 (970), OCUCB 1,395, TS 2,324;",
+                "An independent simulation (mean, median): K = 20: MOSS 1,187, EUCBV 1,345 (970), OCUCB 1,395, TS 2,324;",
                 "K = 50: MOSS 2,739, EUCBV 3,156, OCUCB 3,714, TS 6,694; K = 100: MOSS 6,384, OCUCB 9,841,",
                 "EUCBV 12,047 (6,128; some runs eliminate the optimal arm), TS 19,818.",
             ],
@@ -267,14 +237,31 @@ def _table(entries: dict[str, Any]) -> list[str]:
     return [f"{key} = {_array(v) if isinstance(v, list) else _value(v)}" for key, v in entries.items()]
 
 
-def render(file_name: str, spec: dict[str, Any]) -> str:
+def results_path(file_name: str) -> Path:
+    return HERE / "results" / (file_name.removesuffix(".toml") + ".json")
+
+
+def results_of(file_name: str) -> dict[str, Any] | None:
+    return headers.read(results_path(file_name))
+
+
+def body(file_name: str, spec: dict[str, Any]) -> str:
+    """The config without its header."""
+    return render(file_name, spec, header=False)
+
+
+def render(file_name: str, spec: dict[str, Any], header: bool = True) -> str:
     """The text of one experiment file."""
     t = spec["table"]
-    ours = RESULTS.get(file_name, ["not run yet"])
+    ours = result_lines(file_name, results_of(file_name)) + NOTES.get(file_name, [])
+    if file_name == "exp3_k100.toml":
+        ours += exp3_table(results_of)
     lines = [f"# {SEED_TEXT}", f"# {SEED_TEXT_2}"] + [f"# {line}".rstrip() for line in spec["header"]]
     lines += ["#", f"# Ours (this file as shipped, `armlab run examples/seed001/{file_name}`):"]
     lines += [f"#   {line}".rstrip() for line in ours]
     lines += ["#", "# Generated by examples/seed001/generate.py; edit that script, not this file."]
+    if not header:
+        lines = []
     top = {"name": t["name"], "seed": t["seed"], "replicas": REPLICAS}
     if "checkpoint_every" in t:
         top["checkpoint_every"] = t["checkpoint_every"]
@@ -305,16 +292,35 @@ def final_regret_table(dirs: list[Path]) -> str:
     return "\n".join(out)
 
 
+def run(file_name: str, spec: dict[str, Any]) -> None:
+    config = headers.config_from_text(body(file_name, spec))
+    if file_name in RUN_REPLICAS:
+        config = headers.scaled(config, RUN_REPLICAS[file_name], config.problem.budget, config.checkpoint_list())
+    print(f"running {file_name} ({config.replicas} replicas, T = {config.problem.budget}) ...", flush=True)
+    headers.write(results_path(file_name), headers.record(config, CHECK_REPLICAS, CHECK_BUDGET))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only compare the files with what would be written")
-    parser.add_argument("--table", nargs="+", type=Path, metavar="DIR", help="print experiment 3's table from result dirs")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="only compare the files with what would be written")
+    mode.add_argument("--run", nargs="*", metavar="STEM",
+                      help="run these files (default: all), e.g. exp1_bernoulli; write their results files")
+    mode.add_argument("--table", nargs="+", type=Path, metavar="DIR", help="print experiment 3's table from result dirs")
     args = parser.parse_args(argv)
     if args.table:
         print(final_regret_table(args.table))
         return 0
+    specs = experiments()
+    if args.run is not None:
+        names = [f"{stem.removesuffix('.toml')}.toml" for stem in args.run] or list(specs)
+        unknown = [name for name in names if name not in specs]
+        if unknown:
+            parser.error(f"unknown file(s) {unknown}; known: {', '.join(specs)}")
+        for name in names:
+            run(name, specs[name])
     stale = []
-    for file_name, spec in experiments().items():
+    for file_name, spec in specs.items():
         path, text = HERE / file_name, render(file_name, spec)
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:

@@ -80,7 +80,7 @@ def test_experiment_2_small():
     policies = summary["policies"]
     # round robin inside Median Elimination's first round: regret T * mean gap, exactly
     assert policies["median-elimination"]["regret_mean"][-1] == pytest.approx(400 * 0.132)
-    # KL-UCB-Gauss with variance 1 and c = 0 has UCB1's index (sheet 3.4b)
+    # KL-UCB-Gauss with variance 1 and c = 0 has UCB1's index
     assert policies["kl-ucb-gauss"]["regret_mean"][-1] == pytest.approx(policies["ucb1"]["regret_mean"][-1], rel=0.05)
 
 
@@ -105,3 +105,29 @@ def test_experiment_3_files_run_and_tabulate(tmp_path):
 def test_table_of_a_directory_without_summary_names_it(tmp_path):
     with pytest.raises(SystemExit, match=r"empty[/\\]summary\.json does not exist"):
         load_generator().final_regret_table([tmp_path / "empty"])
+
+
+# -- results files behind the headers ---------------------------------------------------------------
+@pytest.mark.parametrize("name", FILES)
+def test_results_file_describes_its_file(name):
+    generator = load_generator()
+    results = generator.results_of(name)
+    assert results is not None, f"no results for {name}: run generate.py --run {name.removesuffix('.toml')}"
+    config = generator.headers.config_from_text(generator.body(name, generator.experiments()[name]))
+    assert results["name"] == config.name and results["seed"] == config.seed
+    run = results["run"]
+    assert run["replicas"] == generator.RUN_REPLICAS.get(name, config.replicas)
+    assert run["budget"] == config.problem.budget and run["checkpoints"] == config.checkpoint_list()
+    assert list(run["policies"]) == [p.display_label for p in config.policies]
+    assert all(len(column) == run["replicas"] for entry in run["policies"].values() for column in entry["outcomes"])
+    assert results["check"]["budget"] < config.problem.budget
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FILES)
+def test_rerunning_the_check_gives_the_recorded_results(name):
+    """Fails when a policy's behaviour on this file changed: rerun ``generate.py --run STEM``
+    so that the results file and the header say what it does now."""
+    generator = load_generator()
+    config = generator.headers.config_from_text(generator.body(name, generator.experiments()[name]))
+    assert generator.headers.differences(config, generator.results_of(name)) == []
