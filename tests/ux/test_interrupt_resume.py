@@ -42,11 +42,11 @@ plugin = "eucbv"
 """
 
 #: Timings differ from run to run; everything else must not.
-TIMED = ("wall_seconds", "run_steps_per_second")
+TIMED = ("wall_seconds", "run_steps_per_second", "finished_at", "command")
 
 
 def _numbers(summary: Any) -> Any:
-    """``summary`` as JSON would hold it, without wall times."""
+    """``summary`` as JSON would hold it, without wall times, the finishing time and the command."""
     if isinstance(summary, dict):
         return {k: _numbers(v) for k, v in summary.items() if k not in TIMED}
     if isinstance(summary, list):

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import functools
+import platform
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
+import numpy as np
 import structlog
 
+from armlab._version import __version__
 from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
 from armlab.events import Listener
 from armlab.live_rules import refuse_ignored_live_fields
 from armlab.log import get_logger, log_event
+from armlab.orchestrator.comparisons import paired_comparisons
 from armlab.orchestrator.result import ExperimentResult
 from armlab.orchestrator.saved_tasks import RunInterrupted, SavedTasks
 from armlab.orchestrator.session import LiveSession
@@ -96,9 +102,9 @@ def _simulated_experiment(
             if saved is None:
                 raise
             summary = _partial_summary(config, plans, saved.load([plan for _, plan in plans]))
-            raise RunInterrupted(_finished(summary, started, registry, out_dir), saved.folder) from None
+            raise RunInterrupted(_finished(summary, started, registry, out_dir, config), saved.folder) from None
         summary = _run_summary(base, results[0]) if len(plans) == 1 else _sweep_summary(config, plans, results)
-        result = _finished(summary, started, registry, out_dir)
+        result = _finished(summary, started, registry, out_dir, config)
         if saved is not None:
             saved.remove()
         return result
@@ -135,7 +141,8 @@ async def _live_experiment(
 ) -> ExperimentResult:
     with structlog.contextvars.bound_contextvars(experiment=plan.config.name):
         started = _started([(None, plan)], journal)
-        return _finished(await _run_live(plan, registry, journal, listeners), started, registry, out_dir)
+        return _finished(await _run_live(plan, registry, journal, listeners), started, registry, out_dir,
+                         plan.config)
 
 
 def _started(plans: list[tuple[Any, ExperimentPlan]], journal: str | Path | None) -> float:
@@ -153,11 +160,28 @@ def _started(plans: list[tuple[Any, ExperimentPlan]], journal: str | Path | None
     return time.perf_counter()
 
 
+def provenance(config: ExperimentConfig) -> dict[str, Any]:
+    """What reproduces a run on its own: the whole resolved config (plugin parameters
+    included), the versions of armlab, numpy and Python, the platform, the time, the command."""
+    return {
+        "config": config.model_dump(mode="json"),
+        "armlab": __version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "finished_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": list(sys.argv),
+    }
+
+
 def _finished(
-    summary: dict[str, Any], started: float, registry: Registry, out_dir: str | Path | None
+    summary: dict[str, Any], started: float, registry: Registry, out_dir: str | Path | None,
+    config: ExperimentConfig,
 ) -> ExperimentResult:
-    """Stamp the wall time, let every result sink write ``summary`` to ``out_dir``, log the end."""
+    """Stamp the wall time and the provenance, let every result sink write ``summary`` to
+    ``out_dir``, log the end."""
     summary["wall_seconds"] = time.perf_counter() - started
+    summary["provenance"] = provenance(config)
     if out_dir is not None:
         for info in registry.infos("sink"):
             path = info.cls().write(summary, Path(out_dir))
@@ -181,6 +205,8 @@ def _run_summary(plan: ExperimentPlan, results: list[PolicyResult]) -> dict[str,
     cfg = plan.config
     summary = _header(cfg, cfg.replicas)
     summary["policies"] = {r.label: r.summary(cfg.problem.objective, cfg.problem.budget) for r in results}
+    if len(results) > 1:
+        summary["comparisons"] = paired_comparisons(results, cfg.problem.objective)
     return summary
 
 
