@@ -1,8 +1,10 @@
-"""Shared fixtures: a plugin registry without third-party plugins, quiet structured logs."""
+"""Shared fixtures: a plugin registry without third-party plugins, quiet structured logs, and
+a headless browser for the pages armlab serves or writes."""
 
 from __future__ import annotations
 
 import copy
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +57,21 @@ def make_config():
         return validate_config(data)
 
     return make
+
+
+@pytest.fixture
+async def browser():
+    """Debian's chromium, headless, driven by Playwright's Python client (nothing downloaded)."""
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:
+        async_playwright = None
+    executable = shutil.which("chromium")
+    if async_playwright is None or executable is None:
+        pytest.skip("needs a headless browser: apt-get install chromium (Debian's package) and "
+                    "pip install playwright (its Python client; no browser is downloaded)")
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=executable)
+        yield chromium
+        await chromium.close()
+

@@ -9,7 +9,6 @@ Python client (nothing is downloaded at run time); without them the browser test
 from __future__ import annotations
 
 import re
-import shutil
 import textwrap
 
 import httpx
@@ -19,11 +18,10 @@ from armlab.orchestrator.session import LiveSession
 from armlab.service.app import create_app
 
 try:
-    from playwright.async_api import Browser, Locator, Page, async_playwright, expect
-except ImportError:  # the skip below says how to install it
-    async_playwright = None
+    from playwright.async_api import Browser, Locator, Page, expect
+except ImportError:  # the `browser` fixture (tests/conftest.py) skips and says how to install it
+    pass
 
-CHROMIUM = shutil.which("chromium")
 TOKEN = "p" * 32  # the token live.serve starts the service with
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 WAIT_MS = 20_000  # bound on every wait for the page
@@ -103,15 +101,6 @@ STOPS = textwrap.dedent("""
 """)
 
 
-@pytest.fixture
-async def browser():
-    if async_playwright is None or CHROMIUM is None:
-        pytest.skip("needs a headless browser: apt-get install chromium (Debian's package) and "
-                    "pip install playwright (its Python client; no browser is downloaded)")
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=CHROMIUM)
-        yield chromium
-        await chromium.close()
 
 
 @pytest.fixture

@@ -1,15 +1,17 @@
-"""``armlab compare``: the paired differences between the policies of a finished run."""
+"""``armlab compare`` and ``armlab report``: a finished run's paired differences, and all of it in one HTML file."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
 from armlab.cli.errors import UserError, user_errors
 from armlab.plots import load_summary
+from armlab.report import render_report
 
-__all__ = ["compare_command"]
+__all__ = ["compare_command", "report_command"]
 
 
 @click.command("compare")
@@ -44,3 +46,21 @@ def _print_table(title: str, comparisons: dict[str, Any]) -> None:
         mark = " *" if pair["significant"] else ""
         click.echo(f"  {pair['first'] + ' - ' + pair['second']:<34} {pair['difference']:>11.4g} "
                    f"{pair['stderr']:>9.3g} {f'[{low:.4g}, {high:.4g}]':>24} {pair['unpaired_stderr']:>9.3g}{mark}")
+
+
+@click.command("report")
+@click.argument("source", metavar="SUMMARY_OR_DIR", type=click.Path(exists=True))
+@click.option("--out", "target", type=click.Path(dir_okay=False),
+              help="The HTML file to write. Default: report.html next to the summary.")
+def report_command(source: str, target: str | None) -> None:
+    """Write one self-contained HTML report of a finished run: figures inline, the results
+    table, the paired comparisons, the config and the versions it ran with."""
+    with user_errors():
+        summary = load_summary(source)
+        path = Path(target) if target else (Path(source) if Path(source).is_dir() else Path(source).parent) / "report.html"
+        text = render_report(summary)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"--out {path}: cannot write the report ({exc.strerror or exc})") from None
+    click.echo(str(path))
