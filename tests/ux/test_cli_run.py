@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from armlab.cli import cli
+from armlab.cli.run import format_table
 from armlab.cli.run import ProgressDisplay
 from armlab.config import load_config
 
@@ -115,3 +116,22 @@ def test_a_terminal_gets_the_progress_display(config_file):
     assert "ETA" in terminal and "16000/16000" in terminal  # 40 replicas x 400 trials
     assert '"event"' not in terminal  # no JSON logs on a terminal
     assert b"cli-demo: regret" in stdout
+
+
+def test_the_table_shows_the_metric_each_objective_is_judged_by(tmp_path):
+    """Fixed-confidence rules: stopping times; sweeps: every value; live runs: their own header."""
+    confident = {"name": "fc", "objective": "best-arm", "budget": 900, "replicas": 10, "seed": 1, "policies": {
+        "lucb1": {"error_rate": [0.1, 0.0], "error_stderr": [0.1, 0.0], "stopping_time_mean": 412.5,
+                  "stopping_time_stderr": 20.25, "error_rate_at_stop": 0.0, "wall_seconds": 1.0,
+                  "run_steps_per_second": 10.0}}}
+    table = format_table(confident)
+    assert "stopping time" in table and "412.5 ± 20.25" in table
+    swept = {"name": "sw", "objective": "regret", "budget": [100, 200], "replicas": 10, "seed": 1,
+             "sweep": {"parameter": "problem.budget", "values": [100, 200]}, "policies": {
+                 "ucb1": {"regret_mean": [3.5, 5.25], "regret_stderr": [0.5, 0.75]}}}
+    table = format_table(swept)
+    assert "by problem.budget" in table and "3.5 ± 0.5" in table and "5.25 ± 0.75" in table
+    live = {"name": "lv", "objective": "best-arm", "budget": 12, "replicas": 1, "seed": 1, "policies": {
+        "ucb1": {"trials": 12, "completed": 11, "failed": 1, "recommendation": 1}}}
+    table = format_table(live, [["A", "B"]])
+    assert "error at budget" not in table and "completed" in table and "B (arm 1)" in table

@@ -235,29 +235,67 @@ class ProgressDisplay:
 
 
 def format_table(summary: dict[str, Any], names: list[list[str] | None] | None = None) -> str:
-    """A short plain-text table of each policy's final metric; a live run's recommendation
-    by arm name, when ``names`` (per bandit, see :func:`arm_names`) has them."""
+    """A short plain-text table of each policy's result, with the metric its objective is
+    judged by: error or regret at the budget, plus the stopping time of fixed-confidence
+    rules and the bandits completed in multi-bandit runs; every value of a sweep; a live
+    run's trials and recommendation (by arm name, when ``names``, per bandit, has them)."""
     objective = summary["objective"]
+    metric = "regret" if objective == "regret" else "error"
     lines = [
         f"{summary['name']}: {objective}, budget {summary['budget']}, "
         f"{summary['replicas']} replicas, seed {summary['seed']}"
     ]
-    metric = "regret" if objective == "regret" else "error"
-    lines.append(f"{'policy':<20} {metric + ' at budget':>22} {'seconds':>9} {'run-steps/s':>12}")
-    for label, result in summary["policies"].items():
-        if "error_rate" in result or "regret_mean" in result:
-            values = result["regret_mean"] if metric == "regret" else result["error_rate"]
-            errs = result["regret_stderr"] if metric == "regret" else result["error_stderr"]
-            err = f" ± {errs[-1]:.4g}" if errs[-1] is not None else ""
-            value = f"{values[-1]:.4g}{err}"
-            speed = f"{result['run_steps_per_second']:.3g}" if result["run_steps_per_second"] else "-"
-            lines.append(f"{label:<20} {value:>22} {result['wall_seconds']:>9.2f} {speed:>12}")
-        else:  # live run
-            lines.append(
-                f"{label:<20} trials {result['trials']}, failed {result['failed']}, "
-                f"recommendation {_recommendation(result, names or [])}"
-            )
+    policies = summary["policies"]
+    if "sweep" in summary:
+        return "\n".join(lines + _sweep_rows(summary, metric))
+    live = {label: r for label, r in policies.items() if "error_rate" not in r and "regret_mean" not in r}
+    if live:
+        lines.append(f"{'policy':<20} {'trials':>7} {'completed':>10} {'failed':>7}  recommendation")
+        for label, result in live.items():
+            lines.append(f"{label:<20} {result['trials']:>7} {result['completed']:>10} {result['failed']:>7}  "
+                         f"{_recommendation(result, names or [])}")
+        return "\n".join(lines)
+    extra = _extra_columns(policies)
+    lines.append(f"{'policy':<20} {metric + ' at budget':>22}" + "".join(f" {title:>22}" for title, _ in extra)
+                 + f" {'seconds':>9} {'run-steps/s':>12}")
+    for label, result in policies.items():
+        values = result["regret_mean"] if metric == "regret" else result["error_rate"]
+        errs = result["regret_stderr"] if metric == "regret" else result["error_stderr"]
+        cells = [_with_error(values[-1], errs[-1])] + [column(result) for _, column in extra]
+        speed = f"{result['run_steps_per_second']:.3g}" if result["run_steps_per_second"] else "-"
+        lines.append(f"{label:<20} " + " ".join(f"{cell:>22}" for cell in cells)
+                     + f" {result['wall_seconds']:>9.2f} {speed:>12}")
     return "\n".join(lines)
+
+
+def _with_error(value: float | None, err: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g} ± {err:.4g}" if err is not None else f"{value:.4g}"
+
+
+def _extra_columns(policies: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The columns some policies' objectives are judged by, when any policy has them."""
+    columns = []
+    if any("stopping_time_mean" in r for r in policies.values()):
+        columns.append(("stopping time", lambda r: _with_error(r.get("stopping_time_mean"), r.get("stopping_time_stderr"))))
+        columns.append(("error at stop", lambda r: _with_error(r.get("error_rate_at_stop"), None)))
+    if any("bandits_completed_mean" in r for r in policies.values()):
+        columns.append(("bandits completed", lambda r: _with_error(
+            (r.get("bandits_completed_mean") or [None])[-1], (r.get("bandits_completed_stderr") or [None])[-1])))
+    return columns
+
+
+def _sweep_rows(summary: dict[str, Any], metric: str) -> list[str]:
+    """One row per policy with its final metric at every value of the sweep."""
+    parameter, values = summary["sweep"]["parameter"], summary["sweep"]["values"]
+    lines = [f"{metric} at the budget of each run, by {parameter}:",
+             f"{'policy':<20} " + " ".join(f"{str(v):>20}" for v in values)]
+    for label, result in summary["policies"].items():
+        means = result["regret_mean"] if metric == "regret" else result["error_rate"]
+        errs = result["regret_stderr"] if metric == "regret" else result["error_stderr"]
+        lines.append(f"{label:<20} " + " ".join(f"{_with_error(m, e):>20}" for m, e in zip(means, errs, strict=True)))
+    return lines
 
 
 def _recommendation(result: dict[str, Any], names: list[list[str] | None]) -> str:
