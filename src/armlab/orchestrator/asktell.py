@@ -38,7 +38,6 @@ import numpy as np
 
 from armlab import events as ev
 from armlab.adapters.base import Trial, validate_reward
-from armlab.log import get_logger
 from armlab.orchestrator.core import DecisionCore
 from armlab.orchestrator.live_answers import Answers
 from armlab.orchestrator.live_replay import JournalReplay
@@ -59,8 +58,6 @@ from armlab.problem import Problem
 from armlab.stats import ArmStats
 
 __all__ = ["LiveExperiment"]  # its vocabulary (events, states, errors) is in live_types
-
-log = get_logger(__name__)
 
 _ROW = np.zeros(1, dtype=np.int64)
 _MAX_REASON = 2000
