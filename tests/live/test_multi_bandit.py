@@ -103,5 +103,5 @@ def test_a_killed_multi_bandit_run_resumes_to_the_uninterrupted_result(tmp_path)
     assert results == expected and len({b for b, _, _ in results.values()}) == 3
     summaries = [json.loads((tmp_path / d / "summary.json").read_text())["policies"]["bayes-topm"]
                  for d in ("whole", "killed")]
-    for key in ("counts", "means", "recommendation", "recommendations", "bandits"):
+    for key in ("counts", "means", "recommendation", "recommendations", "bandits", "at_checkpoints"):
         assert summaries[0][key] == summaries[1][key], key

@@ -111,6 +111,8 @@ class LiveExperiment(Answers, JournalReplay):
         self.trials: list[TrialRecord] = []
         self.counters = _Counters()
         self.recommendations: list[Any] = []
+        self.checkpoint_states: list[dict[str, Any]] = []  # what the run was at each checkpoint
+        self._sent = [np.zeros(p.n_arms, dtype=np.int64) for p in self.problems]  # trials per arm
         self._pending: dict[int, TrialRecord] = {}
         self._by_key: dict[str, TrialRecord] = {}
         self._replay_at: float | None = None
@@ -315,6 +317,7 @@ class LiveExperiment(Answers, JournalReplay):
             if event.key is not None:
                 self._by_key[event.key] = record
             self.core.dispatch(bandit, _ROW, arm)
+            self._sent[bandit][event.arm] += 1
             if self._listeners:
                 self._emit(ev.TrialDispatched(trial.id, bandit, trial.arm, pull))
                 if len(self.trials) == self.problem.budget:
@@ -386,5 +389,24 @@ class LiveExperiment(Answers, JournalReplay):
         for _rows, index in self.core.due_checkpoints(len(self._pending)):
             recommendation = self.recommendation()
             self.recommendations.append(recommendation)
+            self.checkpoint_states.append(self._checkpoint_state(int(self.core.checkpoints[index[0]])))
             if self._listeners:
                 self._emit(ev.CheckpointReached(int(self.core.checkpoints[index[0]]), recommendation))
+
+    def _checkpoint_state(self, trials: int) -> dict[str, Any]:
+        """The run at a checkpoint of ``trials`` dispatched trials (a row group of the live
+        ``results.csv``): the outcome counters, and per bandit its answer and, per arm, the
+        trials sent to it (``pulls``, failed ones included), the rewards observed and their mean."""
+        c = self.counters
+        return {
+            "trials": trials, "completed": c.completed, "failed": c.failed, "abandoned": c.abandoned, "late": c.late,
+            "bandits": [
+                {
+                    "recommendation": self._answer(b),
+                    "pulls": self._sent[b].tolist(),
+                    "observed": st.counts[0].tolist(),
+                    "means": [float(m) if n else None for m, n in zip(st.means[0], st.counts[0], strict=True)],
+                }
+                for b, st in enumerate(self.core.stats)
+            ],
+        }

@@ -176,8 +176,19 @@ class LiveSession:
                 self.experiment.recorder = _refuse_after(writer.failure)
 
     def policy_summary(self) -> dict[str, Any]:
-        """``{label: {...}}``: the live entry of ``summary.json``."""
-        return {self.label: {"plugin": self.plan.policies[0].plugin, **self.experiment.summary()}}
+        """``{label: {...}}``: the live entry of ``summary.json``.
+
+        Besides the final state it holds ``at_checkpoints`` (the run at each checkpoint: the
+        rows of the live ``results.csv``), ``arm_names`` per bandit and, with several bandits,
+        their ``bandit_labels``, so the table names what it counts.
+        """
+        experiment = self.experiment
+        entry = {"plugin": self.plan.policies[0].plugin, **experiment.summary(),
+                 "at_checkpoints": list(experiment.checkpoint_states),
+                 "arm_names": [self.arm_names(b) for b in range(len(self.sources))]}
+        if experiment.core.multi_bandit:
+            entry["bandit_labels"] = [bandit.label for bandit in self.plan.bandits]
+        return {self.label: entry}
 
     def close(self) -> None:
         if self.journal is not None:

@@ -10,6 +10,17 @@ Opens directly in pandas (``pd.read_csv("results.csv")``) or a spreadsheet.  Col
 * every scalar entry (``stopping_time_mean``, ``wall_seconds``...), repeated on each row;
 * ``param.<name>`` for each plugin parameter.
 
+A live run (one replica of real trials) has one row per checkpoint x arm (x bandit) instead,
+with what the run had at that checkpoint:
+
+* ``experiment``, ``objective``, ``seed``, ``replicas`` (1), ``budget``, ``policy``, ``plugin``,
+  ``checkpoint`` (trials dispatched at the checkpoint);
+* ``bandit`` and ``bandit_label`` with several bandits (``[[bandits]]``);
+* ``arm`` (index), ``arm_name``, ``pulls`` (trials sent to the arm, failed ones included),
+  ``observed`` (rewards received), ``mean`` (their mean; empty before the first) and
+  ``recommended`` (the arm is, or is in, its bandit's answer; empty for regret);
+* ``completed``, ``failed``, ``abandoned``, ``late``: the run's trial outcomes so far.
+
 Missing values (a standard error of one replica, a metric one policy lacks) are empty cells;
 non-scalar values (a swept list of means, a list-valued parameter) are written as JSON.
 """
@@ -29,7 +40,9 @@ __all__ = ["CsvTable", "table_columns", "tidy_rows"]
 #: Per-arm lists of live-run summaries: not per-checkpoint series, even when equally long.
 _PER_ARM_KEYS = frozenset({"counts", "means"})
 _FIXED = ("experiment", "objective", "seed", "replicas", "budget", "sweep_parameter", "sweep_value",
-          "policy", "plugin", "checkpoint")
+          "policy", "plugin", "checkpoint", "bandit", "bandit_label", "arm", "arm_name")
+#: The trial outcomes a live run counts at each checkpoint.
+_OUTCOMES = ("completed", "failed", "abandoned", "late")
 
 
 def _is_number(value: Any) -> bool:
@@ -62,6 +75,25 @@ def _policy_rows(run: Mapping[str, Any], label: str, entry: Mapping[str, Any]) -
         yield row
 
 
+def _live_rows(label: str, entry: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """A live run's rows: one per checkpoint x bandit x arm, from ``entry["at_checkpoints"]``."""
+    names = entry.get("arm_names") or []
+    labels = entry.get("bandit_labels")
+    for state in entry["at_checkpoints"]:
+        outcomes = {key: state[key] for key in _OUTCOMES}
+        for b, bandit in enumerate(state["bandits"]):
+            place = {} if labels is None else {"bandit": b, "bandit_label": labels[b]}
+            answer = bandit["recommendation"]
+            for arm, pulls in enumerate(bandit["pulls"]):
+                yield {
+                    "policy": label, "plugin": entry.get("plugin"), "checkpoint": state["trials"], **place,
+                    "arm": arm, "arm_name": names[b][arm] if b < len(names) else str(arm),
+                    "pulls": pulls, "observed": bandit["observed"][arm], "mean": bandit["means"][arm],
+                    "recommended": None if answer is None else arm in (answer if isinstance(answer, list) else [answer]),
+                    **outcomes,
+                }
+
+
 def tidy_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The rows of ``results.csv`` as dictionaries (values not yet formatted)."""
     sweep = summary.get("sweep")
@@ -77,7 +109,8 @@ def tidy_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
         if sweep:
             head |= {"sweep_parameter": sweep["parameter"], "sweep_value": run.get("sweep_value")}
         for label, entry in run["policies"].items():
-            rows.extend(head | row for row in _policy_rows(run, label, entry))
+            policy_rows = _live_rows(label, entry) if "at_checkpoints" in entry else _policy_rows(run, label, entry)
+            rows.extend(head | row for row in policy_rows)
     return rows
 
 
@@ -89,7 +122,8 @@ def table_columns(rows: list[dict[str, Any]]) -> list[str]:
 
 
 class CsvTable(ResultSink):
-    """Write a tidy ``results.csv``: one row per policy x checkpoint (x sweep value)."""
+    """Write a tidy ``results.csv``: one row per policy x checkpoint (x sweep value); a live
+    run's per checkpoint x arm (x bandit)."""
 
     name = "csv"
 
