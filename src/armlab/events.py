@@ -11,7 +11,8 @@ Live runs emit every event below.  Monte Carlo runs emit aggregated events only
 per pull of thousands of replicas would cost more than the pulls.
 
 ``trials`` always counts the trials dispatched so far in the run (live: the one replica;
-Monte Carlo: per replica, since every replica is at the same checkpoint count).
+Monte Carlo: per replica, since every replica is at the same checkpoint count; at
+:class:`PolicyFinished`, the mean over replicas), never a total over replicas.
 """
 
 from __future__ import annotations
@@ -185,11 +186,12 @@ class ExperimentStopped(ExperimentEvent):
 
 @dataclass(frozen=True, slots=True)
 class PolicyFinished(ExperimentEvent):
-    """Monte Carlo: every replica of ``policy`` is done."""
+    """Monte Carlo: every replica of ``policy`` is done.  ``trials`` is per replica, like
+    every event's: the budget, or the mean over replicas when a stopping rule ended some early."""
 
     kind: ClassVar[str] = "policy_finished"
     policy: str
-    trials: int
+    trials: float
     wall_seconds: float
     budget: int | None = None  # the run's budget (tells the runs of a sweep apart)
 

@@ -79,7 +79,7 @@ def test_checkpoint_lines_and_progress_do_not_depend_on_the_split(registry):
     lines = [line for line in logs if line["event"] in ("checkpoint", "policy_finished")]
     assert heard == [
         CheckpointReached(trials=50, policy="ucb1", metric="error_rate", value=mean, stderr=stderr, budget=100),
-        PolicyFinished(policy="ucb1", trials=25000, wall_seconds=1.5, budget=100),
+        PolicyFinished(policy="ucb1", trials=100, wall_seconds=1.5, budget=100),  # per replica
     ]
     assert lines == [{**event.to_dict(), "log_level": "info"} for event in heard]  # the same, logged
     # trials over all blocks; a finished block counts in full

@@ -11,7 +11,8 @@ recorded on a Dask worker.  The :class:`Collector` of the run then
   every block of that policy has passed it, with the mean and standard error over all the
   run's replicas in replica order: the same event however the replicas were split;
 * sends one :class:`~armlab.events.PolicyFinished` per run and policy once all its blocks
-  are done.
+  are done, with the trials dispatched per replica (as every event counts them; the mean
+  over replicas when a stopping rule ended some early).
 
 The events go to the structured log (:func:`~armlab.log.log_event`) and to the listeners
 the caller gave.  What a task logs itself (a policy's warning, say) is captured where it runs
@@ -117,7 +118,7 @@ class Collector:
         self._done: dict[tuple[int, str, int], int] = {}
         self._label_done: Counter[str] = Counter()
         self._columns: defaultdict[tuple[int, str, int], dict[int, np.ndarray]] = defaultdict(dict)
-        self._ends: defaultdict[tuple[int, str], list[tuple[int, float]]] = defaultdict(list)
+        self._ends: defaultdict[tuple[int, str], list[tuple[int, float, int]]] = defaultdict(list)
 
     def restore(self, task: Task, output: TaskOutput) -> None:
         """Take ``task`` as finished with ``output`` (saved by an interrupted run): its
@@ -164,12 +165,19 @@ class Collector:
         # a block that stopped early counts in full: its bar share is done
         self._progress(run, start, label, self._width[run, label, start] * self._plans[run].config.problem.budget)
         ends = self._ends[run, label]
-        ends.append((trials, wall_seconds))
+        ends.append((trials, wall_seconds, self._width[run, label, start]))
         if len(ends) == self._blocks[run, label]:
-            self._emit(PolicyFinished(policy=label, trials=sum(t for t, _ in ends),
-                                      wall_seconds=round(sum(w for _, w in ends), 4),
+            self._emit(PolicyFinished(policy=label, trials=_per_replica(ends),
+                                      wall_seconds=round(sum(w for _, w, _ in ends), 4),
                                       budget=self._plans[run].config.problem.budget))
 
     def _emit(self, event: ExperimentEvent) -> None:
         for listener in self._listeners:
             listener(event)
+
+
+def _per_replica(ends: list[tuple[int, float, int]]) -> float:
+    """The mean trials dispatched per replica over blocks' ``(trials, seconds, replicas)``:
+    an ``int`` when every replica dispatched as many (the budget), else rounded to 4 digits."""
+    mean = sum(t for t, _, _ in ends) / sum(r for _, _, r in ends)
+    return int(mean) if mean.is_integer() else round(mean, 4)
