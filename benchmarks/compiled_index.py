@@ -47,7 +47,7 @@ from engine_speed import budget_for, build, engine_speed, fastest
 from scipy import special
 
 from armlab.plugins.manager import get_plugin_manager
-from armlab.plugins.policies._index import random_among
+from armlab.plugins.selection import random_among
 from armlab.plugins.registry import Registry
 from armlab.plugins.regret.bounds import (
     CLAMP,

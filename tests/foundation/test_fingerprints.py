@@ -18,17 +18,11 @@ fingerprints are added the same way.
 
 from __future__ import annotations
 
-import hashlib
-
-import numpy as np
 import pytest
 
-from armlab.config import validate_config
-from armlab.orchestrator.engine import Simulation
-from armlab.orchestrator.simulate import prepare_sources
-from armlab.plan import build_plan
 from armlab.plugins.registry import default_registry
 from armlab.problem import Objective
+from armlab.testing.choices import choice_fingerprint
 
 #: True means of the six Bernoulli arms: distinct gaps, best arm 0, top-2 {0, 1}, and three
 #: arms on each side of the threshold 0.5.
@@ -76,50 +70,22 @@ def objective_of(cls: type) -> Objective:
     return next(o for o in PREFERENCE if o in cls.objectives)
 
 
-def fingerprint(name: str, scenario: str) -> str:
-    """Run built-in policy ``name`` in ``scenario``; the hex hash of its choices."""
-    registry = default_registry(False)
-    objective = objective_of(registry.get("policy", name))
+def scenario_config(name: str, scenario: str) -> dict:
+    """The config of built-in policy ``name`` in ``scenario``."""
+    objective = objective_of(default_registry(False).get("policy", name))
     means, feedback, budget = SCENARIOS[scenario]
-    config = validate_config({
+    return {
         "name": "fingerprint", "seed": SEED, "replicas": REPLICAS, "checkpoints": [budget],
         "problem": {"budget": budget, **PROBLEM[objective]},
         "source": {"plugin": "bernoulli", "means": means},
         "feedback": feedback,
         "policies": [{"plugin": name, **PARAMS.get(name, {})}],
-    })
-    plan = build_plan(config, registry)
-    replicas = np.arange(REPLICAS)
-    sources = prepare_sources(plan, replicas, SEED)
-    problems = [plan.problem(s, s.truth, b) for b, s in enumerate(sources)]
-    sim = Simulation(policy_factory=plan.policies[0].create, sources=sources, problems=problems,
-                     allocator=plan.create_allocator(plan.policies[0]), feedback=config.feedback, seed=SEED,
-                     replicas=replicas, checkpoints=config.checkpoint_list())
-    digest = hashlib.sha256()
+    }
 
-    def add(tag: bytes, values: np.ndarray) -> None:
-        digest.update(tag + np.ascontiguousarray(values, dtype=np.int64).tobytes())
 
-    choose = sim.core.choose
-
-    def recording_choose(rows: np.ndarray):
-        choice = choose(rows)
-        add(b"step", np.array([sim.step_index]))
-        for bandit, picked, arms in choice.chosen:
-            add(b"chosen", np.array([bandit]))
-            add(b"rows", picked)
-            add(b"arms", arms)
-        add(b"stopped", choice.stopped)
-        for bandit, closed in choice.closing:
-            add(b"closing", np.array([bandit]))
-            add(b"rows", closed)
-        return choice
-
-    sim.core.choose = recording_choose  # type: ignore[method-assign]
-    while not sim.finished:
-        sim.step()
-    add(b"recommend", np.asarray(sim.core.recommend(0)))
-    return digest.hexdigest()[:16]
+def fingerprint(name: str, scenario: str) -> str:
+    """Run built-in policy ``name`` in ``scenario``; the hex hash of its choices."""
+    return choice_fingerprint(scenario_config(name, scenario))
 
 
 def current_table() -> dict[str, dict[str, str]]:
@@ -133,17 +99,17 @@ FINGERPRINTS: dict[str, dict[str, str]] = {'immediate': {'agapev': '7b1f06d3001e
                'apt': 'a07b8f5b7bdcce3e',
                'augucb': 'e8a93a9f35e76eb4',
                'bayes-topm': '8ae19c27c4d9abaa',
-               'bayes-ucb': 'ae135a8070ec76d7',
+               'bayes-ucb': 'e975afd58f8eeeb8',
                'csar': '5e39b75a760f30d4',
                'dmed': 'b9329f2db36ccde7',
-               'eucbv': '341049d67b9fb829',
+               'eucbv': '070871d37e6cb28d',
                'gape': '354c3fe89d19e1d3',
                'gapev': 'b503edc563491244',
-               'klucb': '10cf7ef24e78e46b',
+               'klucb': '8be909d9ead5cf02',
                'lucb1': 'bb5d920fb658f95b',
                'median-elimination': '2772800a53e361b8',
-               'moss': 'c22559a61c7497d7',
-               'ocucb': '8a946b82af7d780a',
+               'moss': '236c8e7d8d4a9410',
+               'ocucb': 'c421bea02d749178',
                'pac': 'd90de882bd368557',
                'sh': '2f8bf8154d7ad357',
                'shadavar': '5abd3e44567a4789',
@@ -154,7 +120,7 @@ FINGERPRINTS: dict[str, dict[str, str]] = {'immediate': {'agapev': '7b1f06d3001e
                'ucb1': 'd42096b86faf5c94',
                'ucbe': '49f188675f5b5e82',
                'ucbev': '167da6f6ef0cae42',
-               'ucbv': '387aec1b8c441557',
+               'ucbv': '974718b2df2e7a04',
                'ugapeb': 'ba81885d564ca8fb',
                'ugapec': '8faef3f4a0dd2527',
                'uniform': '98405c56c04fd788',
@@ -164,17 +130,17 @@ FINGERPRINTS: dict[str, dict[str, str]] = {'immediate': {'agapev': '7b1f06d3001e
              'apt': '2feabd39f4469322',
              'augucb': '107e821037fc8ae4',
              'bayes-topm': '9b99c5b40bc951c4',
-             'bayes-ucb': '09208abf305c1ca5',
+             'bayes-ucb': 'c25b1d53651ab9fc',
              'csar': '160a41e0084587f5',
              'dmed': '6b4176e1708fc3db',
-             'eucbv': '3c23ccca00645f4f',
+             'eucbv': 'e24912aa6187f5fa',
              'gape': '171c6b7ba8e0a78b',
              'gapev': 'd4bdbda02f932c19',
-             'klucb': 'cfeaee408158915a',
+             'klucb': '20218ec2e2a1248b',
              'lucb1': '7f2ae0906cec777a',
              'median-elimination': '86b2df7d052a1b73',
-             'moss': '10a540d6fe1c66e0',
-             'ocucb': 'a80fb6374bb5dd9f',
+             'moss': '31eb728358f8a564',
+             'ocucb': '99dada15c48a284d',
              'pac': 'c516e8753ca0f2a5',
              'sh': 'ec22aa0932ce0247',
              'shadavar': '9d85a54b7d0f9725',
@@ -185,7 +151,7 @@ FINGERPRINTS: dict[str, dict[str, str]] = {'immediate': {'agapev': '7b1f06d3001e
              'ucb1': 'a0e7ae417381f578',
              'ucbe': 'a6abe9c0f1e8ac76',
              'ucbev': '353088ba0ece23f3',
-             'ucbv': 'e9ea49954ba415dc',
+             'ucbv': 'b734f4a67224838e',
              'ugapeb': '2d0b2b4053628777',
              'ugapec': '7541fb5f324083a3',
              'uniform': 'e4ffde4247417e3d',
@@ -195,17 +161,17 @@ FINGERPRINTS: dict[str, dict[str, str]] = {'immediate': {'agapev': '7b1f06d3001e
                    'apt': '7e632f260ce7c8b7',
                    'augucb': 'f2efe67cac28fa42',
                    'bayes-topm': '6d8cce906a8a8b2d',
-                   'bayes-ucb': 'e4d33978ff441a9a',
+                   'bayes-ucb': 'a0406e5ddf1f09ab',
                    'csar': 'f78eb5723ebf72c3',
                    'dmed': 'f5ebc07ad814c6e1',
-                   'eucbv': 'd0faeb611adacb32',
+                   'eucbv': 'cf5b82f1f8b5f65d',
                    'gape': '029feb09c70ad63c',
                    'gapev': 'd477b5206a04d3a7',
-                   'klucb': 'c8f64c948e223856',
+                   'klucb': '50129554a4c46ece',
                    'lucb1': '078c6e4318ca5ac7',
                    'median-elimination': '7cc8828ee3c79a9b',
-                   'moss': 'c7ed297486deae0f',
-                   'ocucb': '8089a464e40f5c3a',
+                   'moss': 'e8286826f48ffd86',
+                   'ocucb': '35313fb088cbaff8',
                    'pac': '83407554e2c42cb4',
                    'sh': 'a7a5d8aaff4a3d6d',
                    'shadavar': '3517432798973190',
@@ -216,7 +182,7 @@ FINGERPRINTS: dict[str, dict[str, str]] = {'immediate': {'agapev': '7b1f06d3001e
                    'ucb1': '80c7e18f81bfa723',
                    'ucbe': '4f66612ee4851f7e',
                    'ucbev': 'd3991fbbb1214296',
-                   'ucbv': '98b38f0a08e706c3',
+                   'ucbv': '9ae552cd5fff816a',
                    'ugapeb': 'cc065e04ece2ceaa',
                    'ugapec': 'b8fc094f0ab6c6a3',
                    'uniform': 'd92d07d062ee481d',

@@ -11,11 +11,11 @@ from armlab import run_experiment
 from armlab.config import validate_config
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import STOPPED
-from armlab.plugins.policies._index import select_by_index
 from armlab.plugins.policies.sh import SequentialHalving
 from armlab.plugins.policies.thompson import Thompson
 from armlab.plugins.policies.ucb1 import UCB1
 from armlab.plugins.policies.uniform import Uniform
+from armlab.plugins.selection import select_by_index
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats

@@ -115,11 +115,11 @@ def test_bounded_variants_refuse_unbounded_sources(hand, policy, fix):
         hand(policy, 3)
 
 
-def test_lowest_index_tie_break_is_available(hand):
-    h = hand(MOSS({"tie_break": "lowest"}), 4, budget=400)
+def test_ties_go_to_the_lowest_arm_by_default_and_spread_when_random(hand):
+    h = hand(MOSS(), 4, budget=400)
     feed_all(h, [(arm, 0.5) for arm in range(4)])
     assert int(h.select()[0]) == 0
-    r = hand(MOSS(), 4, budget=400, replicas=64)
+    r = hand(MOSS({"tie_break": "random"}), 4, budget=400, replicas=64)
     for arm in range(4):
         r.feed(arm, 0.5)
     assert len(set(r.select().tolist())) == 4  # exact ties spread over all arms across replicas

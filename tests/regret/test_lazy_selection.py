@@ -8,8 +8,8 @@ from collections import deque
 import numpy as np
 import pytest
 
-from armlab.plugins.policies._index import argmax_random_ties, random_among_entries, select_by_index
-from armlab.plugins.policies._level_index import ConcaveLevelIndex
+from armlab.plugins.selection import argmax_random_ties, random_among_entries, select_by_index
+from armlab.plugins._fast.lazy_argmax import LazyArgmax
 from armlab.plugins.regret import KLUCB, BayesUCB
 from armlab.plugins.regret.bounds import (
     beta_quantile_slope,
@@ -94,7 +94,7 @@ def test_concave_level_index_is_the_exact_argmax_and_computes_few_entries(random
         computed[-1] += flat.size
         return value_and_slope(rows, flat)
 
-    lazy = ConcaveLevelIndex(counted, r, k, slack=1e-12)
+    lazy = LazyArgmax(counted, r, k, slack=1e-12)
     rng = KeyedRandom(5, "test", replicas=np.arange(r))
     rows = np.arange(r)
     shape = ArmStats(r, k)  # only its flat indexing is used
@@ -145,7 +145,7 @@ def test_constant_entries_are_computed_once():
         seen.extend(flat.tolist())
         return value_and_slope(rows, flat)
 
-    lazy = ConcaveLevelIndex(recorded, r, k, slack=1e-12)
+    lazy = LazyArgmax(recorded, r, k, slack=1e-12)
     for step in range(40):
         state["level"] = np.full(r, (step + 1) / 10.0)
         expected = np.argmax(a + b * np.sqrt(state["level"])[:, None], axis=1)

@@ -29,13 +29,14 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from functools import partial
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import numpy as np
 from pydantic import Field
 
 from armlab.complexity import gape_complexity, top_m_gaps, variance_complexity
 from armlab.errors import ConfigError
+from armlab.plugins._fast.warm_arms import WarmArms
 from armlab.plugins.fixed_budget.gape_index import (
     THETA_V,
     At,
@@ -49,11 +50,11 @@ from armlab.plugins.fixed_budget.gape_index import (
     gape_width,
     gapev_index,
     gapev_width,
-    shvar_complexity_scale,
     gaussian_range_bound,
+    shvar_complexity_scale,
 )
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._index import IndexWarmup
+from armlab.plugins.selection import TieBreak, tie_break_field
 from armlab.plugins.thresholding._common import (
     OracleIndexParams,
     exploration_parameter,
@@ -103,7 +104,7 @@ class GapIndexPolicy(Policy):
             raise ConfigError(f"{self.name}: top-m needs 1 <= m < K = {k}, got m = {self.top_m}; lower [problem] m")
         r = self.init_pulls
         require_budget(self, problem, r * k, f"{r} initial pull(s) per arm, and a = theta (n - {r}K)/H > 0")
-        self._warmup = IndexWarmup(need=self.warmup_observations)
+        self._warmup = WarmArms(need=self.warmup_observations)
         self._all_seen = False  # every arm of every replica has a result
 
     @abstractmethod
@@ -257,9 +258,7 @@ class AGapEVParams(PluginParams):
         description="midpoint: gaps to the midpoint of the m-th and (m+1)-th means (docs/algorithms/fixed-budget.md); "
         "gape: GapE-style top-m gaps (for m = 1, Gabillon et al.'s best-arm gaps)",
     )
-    tie_break: Literal["lowest", "random"] = Field(
-        "lowest", description="exact ties of the index: lowest arm index, or uniformly at random (seeded)"
-    )
+    tie_break: TieBreak = tie_break_field()
 
 
 class AGapEV(GapIndexPolicy):

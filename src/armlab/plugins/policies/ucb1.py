@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
+from armlab.plugins._fast.warm_arms import WarmArms
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._index import IndexWarmup
+from armlab.plugins.selection import TieBreak, tie_break_field
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -17,9 +17,7 @@ from armlab.stats import ArmStats
 
 class UCB1Params(PluginParams):
     exploration: float = Field(2.0, gt=0, description="c in mean + sqrt(c ln n / N_i); 2 is UCB1")
-    tie_break: Literal["lowest", "random"] = Field(
-        "lowest", description="exact ties: lowest arm index, or uniformly at random (seeded)"
-    )
+    tie_break: TieBreak = tie_break_field()
 
 
 class UCB1(Policy):
@@ -42,7 +40,7 @@ class UCB1(Policy):
         self._inv_sqrt = np.zeros((replicas, problem.n_arms))
         self._flat_inv_sqrt = self._inv_sqrt.reshape(-1)
         self._index = np.empty((replicas, problem.n_arms))
-        self._warmup = IndexWarmup(need=1)
+        self._warmup = WarmArms(need=1)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         flat = stats.flat_index(rows, arms)

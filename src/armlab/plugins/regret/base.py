@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from functools import partial
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import numpy as np
-from pydantic import Field
 
 from armlab.errors import ConfigError
+from armlab.plugins._fast.warm_arms import WarmArms
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._index import IndexWarmup
+from armlab.plugins.selection import TieBreak, tie_break_field
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -28,10 +28,7 @@ __all__ = ["IndexPolicy", "RegretParams", "decision_index", "require_unit_reward
 class RegretParams(PluginParams):
     """Parameters every index policy of the regret suite has."""
 
-    tie_break: Literal["random", "lowest"] = Field(
-        "random",
-        description="exact index ties: uniformly at random (seeded; the family's default, see docs/algorithms/regret.md) or the lowest arm index",
-    )
+    tie_break: TieBreak = tie_break_field()
 
 
 def decision_index(stats: ArmStats) -> np.ndarray:
@@ -57,7 +54,7 @@ class IndexPolicy(Policy):
     refreshed in :meth:`update` only for the arms that just received a result, so a bonus
     ``sqrt(c_t / N_i)`` costs one multiplication per step.  Pending pulls: an arm whose first result is
     still in flight is not pulled again (see
-    :func:`~armlab.plugins.policies._index.select_by_index`); otherwise pending pulls do not
+    :func:`~armlab.plugins.selection.select_by_index`); otherwise pending pulls do not
     enter the statistics.
     """
 
@@ -77,7 +74,7 @@ class IndexPolicy(Policy):
             )
         self.inv_n = np.zeros((replicas, problem.n_arms))
         self.inv_sqrt_n = np.zeros((replicas, problem.n_arms))
-        self._warmup = IndexWarmup(need=1)
+        self._warmup = WarmArms(need=1)
 
     def pulls_each_arm_first(self) -> bool:
         """Whether the policy starts with one pull of each arm (then it needs ``T >= K``)."""
@@ -93,8 +90,8 @@ class IndexPolicy(Policy):
         """The index ``(R, K)``; entries of arms without observations are ignored."""
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        """:func:`~armlab.plugins.policies._index.select_by_index` of :meth:`index`, a plain
-        argmax once every arm of every replica has a result and is active (:class:`IndexWarmup`);
+        """:func:`~armlab.plugins.selection.select_by_index` of :meth:`index`, a plain
+        argmax once every arm of every replica has a result and is active (:class:`WarmArms`);
         the index is not computed while every replica is still in its first-pull round robin."""
         rng = self.rng if self.params.tie_break == "random" else None
         return self._warmup.select(stats, partial(self.index, stats), rng)

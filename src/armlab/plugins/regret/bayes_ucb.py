@@ -8,10 +8,19 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.policies._index import argmax_random_ties
-from armlab.plugins.policies._level_index import ConcaveLevelIndex
-from armlab.plugins.regret.base import IndexPolicy, RegretParams, decision_index, require_unit_rewards
-from armlab.plugins.regret.bounds import beta_quantile_slope, beta_upper_quantile, gaussian_upper_quantile
+from armlab.plugins._fast.lazy_argmax import LazyArgmax
+from armlab.plugins.regret.base import (
+    IndexPolicy,
+    RegretParams,
+    decision_index,
+    require_unit_rewards,
+)
+from armlab.plugins.regret.bounds import (
+    beta_quantile_slope,
+    beta_upper_quantile,
+    gaussian_upper_quantile,
+)
+from armlab.plugins.selection import argmax_random_ties
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -47,7 +56,7 @@ class BayesUCB(IndexPolicy):
 
     The Beta quantile is concave in ``log(1 / tail)`` (a log-concave density), so it is kept
     as tangent upper bounds and only the arms that can win are recomputed at each step
-    (:class:`~armlab.plugins.policies._level_index.ConcaveLevelIndex`); the arm chosen is
+    (:class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax`); the arm chosen is
     the same as when every quantile is computed.
     """
 
@@ -60,7 +69,7 @@ class BayesUCB(IndexPolicy):
             require_unit_rewards(problem, self.name, 'set posterior = "gaussian" for unbounded rewards')
         self.log_horizon_c = np.log(problem.budget) ** self.params.c if self.params.c > 0 else 1.0
         self.sd = np.zeros((replicas, problem.n_arms))
-        self._lazy = ConcaveLevelIndex(self._quantile_at, replicas, problem.n_arms, slack=1e-8)
+        self._lazy = LazyArgmax(self._quantile_at, replicas, problem.n_arms, slack=1e-8)
         self._stats: ArmStats | None = None
         self._tail = np.ones(replicas)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
+from armlab.plugins._fast.warm_arms import WarmArms
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._index import IndexWarmup, select_by_index
 from armlab.plugins.regret.base import require_unit_rewards
 from armlab.plugins.regret.bounds import CLAMP, kl_bernoulli, neg_entropy
+from armlab.plugins.selection import select_by_index
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -64,7 +65,7 @@ class DMED(Policy):
         self._weighted_means = np.zeros((replicas, problem.n_arms))
         self._in_sync = False  # no trial was pending at the last select: the updates since report every pull
         self._row_starts = np.arange(replicas) * problem.n_arms
-        self._warmup = IndexWarmup(need=1)
+        self._warmup = WarmArms(need=1)
 
     def waiting(self, stats: ArmStats) -> np.ndarray:
         """Arms still in each replica's list ``(R, K)``: listed and not dispatched since."""

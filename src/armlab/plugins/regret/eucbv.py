@@ -9,8 +9,8 @@ import numpy as np
 from pydantic import Field
 
 from armlab.log import get_logger
-from armlab.plugins.policies._index import argmax_random_ties, select_by_index
 from armlab.plugins.regret.base import IndexPolicy, RegretParams
+from armlab.plugins.selection import argmax_random_ties, select_by_index
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats

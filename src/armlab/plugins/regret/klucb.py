@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.policies._level_index import ConcaveLevelIndex
+from armlab.plugins._fast.lazy_argmax import LazyArgmax
 from armlab.plugins.regret.base import IndexPolicy, RegretParams, require_unit_rewards
 from armlab.plugins.regret.bounds import (
     BISECTION_TOL,
@@ -50,7 +50,7 @@ class KLUCB(IndexPolicy):
 
     Once every arm has a result, the Bernoulli index is kept as tangent upper bounds in
     ``f(n)`` (the root is concave in it) and only the arms that can win are solved at each
-    step (:class:`~armlab.plugins.policies._level_index.ConcaveLevelIndex`); the arm chosen
+    step (:class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax`); the arm chosen
     is the same as when every index is solved.
     """
 
@@ -64,7 +64,7 @@ class KLUCB(IndexPolicy):
         self.entropy = np.full((replicas, problem.n_arms), neg_entropy(0.0))
         # the root's numerical error (Newton < 1e-10, bisection < its tolerance) stays below the slack
         slack = 1e-8 if self.params.solver == "newton" else 4 * BISECTION_TOL
-        self._lazy = ConcaveLevelIndex(self._solve_at, replicas, problem.n_arms, slack)
+        self._lazy = LazyArgmax(self._solve_at, replicas, problem.n_arms, slack)
         self._stats: ArmStats | None = None
         self._f = np.zeros(replicas)
 

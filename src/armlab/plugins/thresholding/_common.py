@@ -22,8 +22,10 @@ import numpy as np
 from pydantic import Field
 
 from armlab.errors import ConfigError
+from armlab.plugins._fast.incremental_index import IncrementalIndex
+from armlab.plugins._fast.warm_arms import WarmArms
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._index import ArmwiseIndex, IndexWarmup
+from armlab.plugins.selection import TieBreak, tie_break_field
 from armlab.problem import Problem, Truth
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -57,11 +59,7 @@ def variant_field(paper: str, authors_code: str) -> Any:
 class IndexParams(PluginParams):
     """Parameters every index policy of this family accepts."""
 
-    tie_break: Literal["lowest", "random"] = Field(
-        "lowest",
-        description="exact ties of the index: lowest arm index (the authors' code), or uniformly "
-        "at random keyed by (seed, replica, step)",
-    )
+    tie_break: TieBreak = tie_break_field()
 
 
 class OracleIndexParams(IndexParams):
@@ -144,9 +142,9 @@ class ArmwiseKeyPolicy(Policy):
     UCB-E, UCBEV): after ``need`` pulls of every arm, pull the arm of lowest key.
 
     Subclasses give the key at flat positions, :meth:`key_at`; the key is then kept current
-    by recomputing only the arms observed at each step (:class:`ArmwiseIndex`), so a step
+    by recomputing only the arms observed at each step (:class:`IncrementalIndex`), so a step
     costs one pass over the arms instead of several.  Ties and the initial pulls are as in
-    :func:`~armlab.plugins.policies._index.select_by_index`.
+    :func:`~armlab.plugins.selection.select_by_index`.
     """
 
     honours_inactive_arms = True  # it selects among the active arms only
@@ -155,8 +153,8 @@ class ArmwiseKeyPolicy(Policy):
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        self._negated_key = ArmwiseIndex(lambda s, rows, flat: -self.key_at(s, rows, flat), replicas, problem.n_arms)
-        self._warmup = IndexWarmup(need=self.need)
+        self._negated_key = IncrementalIndex(lambda s, rows, flat: -self.key_at(s, rows, flat), replicas, problem.n_arms)
+        self._warmup = WarmArms(need=self.need)
 
     def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
         """The key (to minimise) at flat positions ``flat`` of replicas ``rows``."""

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import STOPPED
-from armlab.plugins.policies._index import argmax_random_ties, select_by_index
+from armlab.plugins.selection import argmax, select_by_index
 from armlab.plugins.thresholding._common import (
     ArmwiseKeyPolicy,
     IndexParams,
@@ -231,15 +231,11 @@ class AugUCB(ArmwiseKeyPolicy):
             return self._code_select(stats)
         self._advance(stats)
         index = self._negated_key.current(stats)  # eliminated arms at -inf
-        if not self._warmup.done:
-            self._warmup.done = bool(stats.counts.min() >= 1)
         rng = self.rng if self.params.tie_break == "random" else None
-        if not self._warmup.done:
-            arms = select_by_index(stats, index, need=1, rng=rng)
-        elif rng is None:
-            arms = np.argmax(index, axis=1)
+        if self._warmup.all_warm(stats):
+            arms = argmax(index, rng, stats.dispatched)
         else:
-            arms = argmax_random_ties(index, rng, stats.dispatched)
+            arms = select_by_index(stats, index, need=1, rng=rng)
         return np.where(stats.active.any(axis=1), arms, STOPPED)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:

@@ -1,5 +1,5 @@
-"""Exact argmax of an index that grows concavely with an exploration level, computing only a
-few entries per step (KL-UCB, Bayes-UCB).
+"""The exact argmax of an index that grows concavely with an exploration level, computing only
+the few entries that can win at each step (KL-UCB, Bayes-UCB).
 
 The index of arm ``i`` of a replica is ``u_i(l)``: a function of the arm's own statistics and
 of a level ``l`` shared by all arms of the replica (KL-UCB: ``f(n) = log n + c log log n``;
@@ -19,6 +19,9 @@ exact ties are among computed entries.  The upper bounds carry a ``slack`` over 
 values, larger than twice the numerical error of the index computation, so rounding cannot
 break this.  An entry whose derivative is 0 is constant from then on (concave and
 nondecreasing): its value is exact at every later level and it is not computed again.
+
+Reference path (while :func:`armlab.plugins._fast.reference_paths` is active): every entry
+is computed at every selection, then the argmax is taken.
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from armlab.plugins.policies._index import random_among_entries
+from armlab.plugins import _fast
+from armlab.plugins.selection import argmax, random_among_entries
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["ConcaveLevelIndex"]
+__all__ = ["LazyArgmax"]
 
 #: ``(rows, flat) -> (value, slope)``: the exact index at flat positions ``flat`` of replicas
 #: ``rows`` at the current level, and its derivative with respect to the level there (``inf``
@@ -39,7 +43,7 @@ __all__ = ["ConcaveLevelIndex"]
 ValueAndSlope = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
-class ConcaveLevelIndex:
+class LazyArgmax:
     """Lower and tangent upper bounds of every entry, refined on demand; see the module docstring.
 
     Call :meth:`invalidate` for the arms whose statistics changed (they are computed at the
@@ -81,7 +85,9 @@ class ConcaveLevelIndex:
     ) -> np.ndarray:
         """Each replica's arm of largest index at ``level`` ``(R,)``; exact ties go to the
         lowest arm, or uniformly at random keyed by ``step`` when ``rng`` is given (the same
-        draw as :func:`~armlab.plugins.policies._index.argmax_random_ties`)."""
+        draw as :func:`~armlab.plugins.selection.argmax_random_ties`)."""
+        if not _fast.enabled():
+            return self._select_by_computing_all(level, rng, step)
         scale = level[0] if level[0] == level[-1] and (level == level[0]).all() else level[:, None]
         bound = self._bound
         np.multiply(self._slope, scale, out=bound)
@@ -98,6 +104,16 @@ class ConcaveLevelIndex:
         if rng is not None:
             self._break_ties(best, reach, rng, step)
         return best
+
+    def _select_by_computing_all(self, level: np.ndarray, rng: KeyedRandom | None, step: np.ndarray | int) -> np.ndarray:
+        """The reference path: every entry computed at ``level``, then the argmax."""
+        self._changed = []
+        self._lower[...] = -np.inf
+        self._intercept[...] = np.inf
+        self._constant[...] = False
+        rows = np.repeat(np.arange(self._lower.shape[0]), self.n_arms)
+        value, _ = self.value_and_slope(rows, np.arange(rows.size))
+        return argmax(value.reshape(self._lower.shape), rng, step)
 
     def _take_changed(self) -> np.ndarray:
         """Positions invalidated since the last selection, each once."""
