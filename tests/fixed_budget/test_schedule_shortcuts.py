@@ -13,7 +13,7 @@ from armlab.plugins.allocators.single import Single
 from armlab.plugins.fixed_budget.sh_variance import SHAdaVar, SHVar
 from armlab.plugins.fixed_budget.successive_rejects import SuccessiveRejects
 from armlab.plugins.interfaces import STOPPED
-from armlab.plugins.policies._round_robin import RoundRobin
+from armlab.plugins.round_robin import RoundRobin
 from armlab.plugins.policies.sh import SequentialHalving
 from armlab.plugins.policies.uniform import Uniform
 from armlab.plugins.sources.simulated import Gaussian

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from armlab.plugins.interfaces import STOPPED, Policy
-from armlab.plugins.policies._round_robin import RoundRobin
+from armlab.plugins.round_robin import RoundRobin
 from armlab.plugins.thresholding._common import require_budget
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom

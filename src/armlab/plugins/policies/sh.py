@@ -8,7 +8,7 @@ import numpy as np
 
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import STOPPED, Policy
-from armlab.plugins.policies._round_robin import RoundRobin
+from armlab.plugins.round_robin import RoundRobin
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats

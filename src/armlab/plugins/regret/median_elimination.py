@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import Field
 
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._round_robin import RoundRobin
+from armlab.plugins.round_robin import RoundRobin
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -48,7 +48,7 @@ class MedianElimination(Policy):
 
     Speed: per replica the number of survivors still short of ``s_l`` round samples is
     counted down in :meth:`update`, so a round's end costs no pass over the arms, and the
-    round robin is one subtraction and one argmin (:class:`~armlab.plugins.policies._round_robin.RoundRobin`).
+    round robin is one subtraction and one argmin (:class:`~armlab.plugins.round_robin.RoundRobin`).
     """
 
     name = "median-elimination"

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from armlab.plugins.interfaces import PluginParams, Policy
-from armlab.plugins.policies._round_robin import RoundRobin
+from armlab.plugins.round_robin import RoundRobin
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -32,7 +32,7 @@ class UCBImproved(Policy):
     round robin goes on (those extra samples are i.i.d. and simply count, a deviation that
     only exists under delayed feedback).  Eliminated arms are cleared from ``stats.active``.
 
-    Speed: one argmin per step (:class:`~armlab.plugins.policies._round_robin.RoundRobin`)
+    Speed: one argmin per step (:class:`~armlab.plugins.round_robin.RoundRobin`)
     gives the round robin's arm and, while nothing is pending, the fewest results of an
     active arm, which tells whether a round is complete; the elimination and the empirical
     best are computed only for the replicas concerned.

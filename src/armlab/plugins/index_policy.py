@@ -1,0 +1,60 @@
+"""The one base of every index policy: warm up, then pull the active arm of largest index.
+
+A subclass states its rule as :meth:`IndexPolicy.index`, the index of every arm of every
+replica computed from the statistics, in its paper's notation (a thresholding rule that
+*minimises* a key returns the key negated).  The base does the rest, the same way for every
+family: the warm-up (each active arm pulled until it has ``need`` pulls dispatched, then only
+arms with ``need`` observed results compete: :func:`~armlab.plugins.selection.select_by_index`),
+the tie rule of the policy's ``tie_break`` parameter (lowest arm by default), and, once every
+arm is warm, a plain argmax (:class:`~armlab.plugins._fast.warm_arms.WarmArms`).
+
+A policy whose index is expensive may return it from a helper of :mod:`armlab.plugins._fast`
+in :meth:`current_index` (e.g. an :class:`~armlab.plugins._fast.incremental_index.IncrementalIndex`
+that recomputes only the arms just observed); :meth:`index` stays the definition, and the
+contract test checks that both choose alike.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from functools import partial
+from typing import ClassVar
+
+import numpy as np
+
+from armlab.plugins._fast.warm_arms import WarmArms
+from armlab.plugins.interfaces import Policy
+from armlab.problem import Problem
+from armlab.random import KeyedRandom
+from armlab.stats import ArmStats
+
+__all__ = ["IndexPolicy"]
+
+
+class IndexPolicy(Policy):
+    """Warm-up, then ``argmax`` of :meth:`index` over the active, warm arms (module docstring)."""
+
+    honours_inactive_arms = True  # it selects among the active arms only
+
+    #: Observed results every arm needs before its index is read.
+    need: ClassVar[int] = 1
+
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        self._warm_arms = WarmArms(need=self.need)
+
+    @abstractmethod
+    def index(self, stats: ArmStats) -> np.ndarray:
+        """The index ``(R, K)`` to maximise; entries of arms still warming up are ignored."""
+
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        """The index now: :meth:`index`, unless a subclass keeps it between steps."""
+        return self.index(stats)
+
+    def tie_rng(self) -> KeyedRandom | None:
+        """The generator of random ties, or ``None`` for lowest-index ties (``tie_break``)."""
+        return self.rng if getattr(self.params, "tie_break", "lowest") == "random" else None
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        """The warm-up's arm, or the arm of largest index (computed only once needed)."""
+        return self._warm_arms.select(stats, partial(self.current_index, stats), self.tie_rng())
