@@ -33,6 +33,7 @@ from armlab.cli.errors import UserError, user_errors
 from armlab.cli.outputs import open_for_append, writable_dir
 from armlab.config import ExperimentConfig
 from armlab.errors import ArmlabError
+from armlab.live_rules import has_live_source, refuse_ignored_live_fields
 from armlab.log import configure_logging
 from armlab.orchestrator.runner import run_experiment
 from armlab.orchestrator.saved_tasks import RunInterrupted
@@ -87,7 +88,9 @@ def run_command(
         raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
     with user_errors():  # everything that can be wrong is refused before the work starts
         scale = ShardRunner(workers, executor, scheduler, shard_size)
-        config = load_experiment(config_path, app.registry).with_overrides(seed=seed, replicas=replicas)
+        loaded = load_experiment(config_path, app.registry)  # before the overrides: it says what the file set
+        refuse_ignored_live_fields(loaded, has_live_source(loaded, app.registry), replicas=replicas)
+        config = loaded.with_overrides(seed=seed, replicas=replicas)
         plans = [plan for _, plan in build_plans(config, app.registry)]
         check_memory(plans, workers=workers, block=shard_size, remote=scheduler is not None)
     if out_dir is not None:

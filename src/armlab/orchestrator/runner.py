@@ -20,7 +20,7 @@ from armlab._version import __version__
 from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
 from armlab.events import Listener
-from armlab.live_rules import refuse_ignored_live_fields
+from armlab.live_rules import has_live_source, refuse_ignored_live_fields
 from armlab.log import get_logger, log_event
 from armlab.orchestrator.comparisons import paired_comparisons
 from armlab.orchestrator.result import ExperimentResult
@@ -48,10 +48,12 @@ def _resolve(
         config = validate_config(dict(config))
     elif not isinstance(config, ExperimentConfig):
         config = load_config(config)
-    config = config.with_overrides(seed=seed, replicas=replicas)
     registry = registry or default_registry()
+    # before the overrides: the config as given still says whether it set replicas
+    refuse_ignored_live_fields(config, has_live_source(config, registry), replicas=replicas,
+                               option="the replicas argument")
+    config = config.with_overrides(seed=seed, replicas=replicas)
     plans = [(value, build_plan(variant, registry)) for value, variant in config.variants()]
-    refuse_ignored_live_fields(config, plans[0][1].live)  # a run's plan no longer holds the [sweep]
     return config, plans, registry
 
 
