@@ -1,36 +1,71 @@
 """README.md cannot rot: its set-up commands, every shell command and every Python block run here.
 
-Shell commands run in order in one scratch directory (so `armlab plot results/x` finds the
-results an earlier `armlab run --out results/x` wrote), with `examples/` and `data/` linked in,
-and `armlab run` at a reduced number of replicas (live runs are one replica already).
-`armlab serve` runs until stopped, so here its command line is parsed and its config
-validated; the service itself is driven end to end, in real processes, by
-tests/live/test_processes.py.  A Python block that talks to a served experiment runs against
-a real `armlab serve` started for it.
+The shell commands are a walk-through of what a user types after a clone.  A scratch
+directory gets what a checkout has (the top-level folders the README's configs live in,
+copied) and MovieLens 100K under `data/` (copied from ``../shared/data/ml-100k``, where
+present), a fresh virtual environment at the set-up command's `.venv` with armlab installed
+editable from this checkout (offline, in seconds: `fresh_venv`), and then every line of every
+```bash block runs, in README order, verbatim, each in its own bash session that begins with
+the README's own `source .venv/bin/activate`.  The exceptions, each written out below:
+
+- the set-up commands are not run as written: the fixture builds the environment they build,
+  and the test command is this suite; the main command's `.venv/bin/armlab run ...` runs as is;
+- a run of a config in `LONG_RUNS` (each far over a minute) gets `--replicas` reduced;
+- `armlab serve` runs until stopped, so it is started, probed over HTTP with the token of its
+  command line, and stopped with SIGTERM, which must end it with status 0.
+
+```text blocks (the Ctrl-C and resume of a long run) are not commands.  Python blocks run in
+this process; one that talks to a served experiment runs against a real `armlab serve`.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import os
 import re
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import sysconfig
+import time
+import tomllib
+import urllib.error
+import urllib.request
+import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from armlab.cli import cli
-from armlab.config import load_config
+import armlab
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 ML_100K = REPO.parent / "shared" / "data" / "ml-100k"
 REDUCED_REPLICAS = "8"
-LONG_RUNNING = {"serve"}
+COMMAND_TIMEOUT_S = 240  # every command not in LONG_RUNS takes well under a minute on 2 cores
+
+# Runs whose configs take far more than a minute as shipped; the walk-through appends
+# `--replicas REDUCED_REPLICAS` to their README commands (test_readme_shows_shell_commands
+# fails when one of them is no longer in the README, so a renamed config cannot slip through
+# at full scale).
+LONG_RUNS = {
+    # 5000 replicas x 5 values of K x 7 policies at budget 5000: 50 replicas took 22 s with
+    # --workers 2 on a 2-core machine, so the shipped 5000 take about half an hour.
+    "examples/seed004/fig3_arms.toml",
+    # 5000 replicas x 7 budgets up to 10000 x 7 policies on MovieLens: 50 replicas took 20 s,
+    # so the shipped 5000 take well over ten minutes (its header's own figures used 500).
+    "examples/movielens/fig5_k64.toml",
+}
 
 
 def fenced(language: str) -> list[str]:
@@ -59,10 +94,271 @@ def split_env(line: str) -> tuple[dict[str, str], list[str]]:
     return env, argv
 
 
-def invoke(args: list[str]) -> str:
-    result = CliRunner().invoke(cli, ["--no-plugins", *args], catch_exceptions=False)
-    assert result.exit_code == 0, f"armlab {shlex.join(args)} failed:\n{result.output}"
-    return result.output
+def option(argv: list[str], name: str) -> str | None:
+    return next((argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == name), None)
+
+
+def needs_movielens(line: str) -> bool:
+    return "movielens" in line or any(arg.startswith("data/") for arg in split_env(line)[1])
+
+
+def main_command() -> tuple[str, str, str]:
+    """The first set-up command's three parts: make the venv, install armlab, run the quickstart."""
+    parts = tuple(part.strip() for part in setup_commands()[0].split("&&"))
+    assert len(parts) == 3, parts
+    return parts  # type: ignore[return-value]
+
+
+VENV = re.fullmatch(r"python3 -m venv (\S+)", main_command()[0]).group(1)  # type: ignore[union-attr]
+ACTIVATE = f"source {VENV}/bin/activate"
+
+
+# -- a user's clone: copied folders, a fresh virtual environment ---------------------------------
+
+
+def _editable_wheel(folder: Path) -> Path:
+    """The wheel `pip install -e .` builds here (setuptools' PEP 660 editable wheel for a src
+    layout: a .pth that puts src/ on sys.path, and the dist-info with the console script),
+    made without the build backend: setuptools before 70.1 needs the `wheel` package to build
+    it and Python 3.12's venv has no setuptools at all, so an offline
+    `pip install --no-build-isolation -e .` works in some test environments and not others."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    name, version = project["name"], armlab.__version__
+    info = f"{name}-{version}.dist-info"
+    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
+    entry_points = "".join(
+        f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in points.items()) + "\n"
+        for group, points in groups.items() if points
+    )
+    files = {
+        f"__editable__.{name}-{version}.pth": f"{REPO / 'src'}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: armlab-readme-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/entry_points.txt": entry_points,
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}\n")
+    files[f"{info}/RECORD"] = "".join(record) + f"{info}/RECORD,,\n"
+    wheel = folder / f"{name}-{version}-0.editable-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+def fresh_venv(venv: Path, env: dict[str, str]) -> None:
+    """`python3 -m venv VENV && VENV/bin/pip install -e '.[plot,live]'`, offline and in seconds.
+
+    armlab is installed by pip (which writes the `armlab` console script, as for any install)
+    from `_editable_wheel`.  Its dependencies are not installed again: a .pth file puts this
+    interpreter's site-packages after the new environment's own (the `test` extra holds the
+    `plot`, `live` and `dask` extras), and pip itself comes from there too.
+    """
+    if find_spec("pip") is None:
+        pytest.skip("the README walk-through installs armlab into a fresh venv with pip, which is missing here")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, env=env)
+    python = venv / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True, env=env).stdout.strip()
+    ours = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    (Path(site) / "readme-walkthrough-dependencies.pth").write_text("".join(f"{path}\n" for path in ours))
+    install = subprocess.run(
+        [python, "-m", "pip", "--isolated", "install", "--no-deps", "--no-index", "--no-cache-dir",
+         "--disable-pip-version-check", "--quiet", _editable_wheel(venv.parent)],
+        check=False, capture_output=True, text=True, env=env,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    assert (venv / "bin" / "armlab").is_file()
+
+
+def _user_env(root: Path) -> dict[str, str]:
+    """This process's environment as a new shell would see it: outside any virtual environment
+    (this one's bin/ off PATH), no PYTHONPATH, no armlab or pip settings, caches in the clone."""
+    dropped = {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "BASH_ENV", "ENV"}
+    env = {key: value for key, value in os.environ.items()
+           if key not in dropped and not key.startswith(("ARMLAB_", "PIP_"))}
+    if sys.prefix != sys.base_prefix:
+        ours = Path(sys.prefix) / "bin"
+        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and Path(p) != ours)
+    env["XDG_CACHE_HOME"] = str(root / "cache")
+    return env
+
+
+def _fail(line: str, status: int | None, out: str, err: str) -> str:
+    return (f"README command failed: {line}\nexit status {status}\n"
+            f"--- stdout (tail) ---\n{out[-2000:]}\n--- stderr (tail) ---\n{err[-4000:]}")
+
+
+@dataclass
+class Clone:
+    root: Path
+    env: dict[str, str]
+    setup_seconds: float
+
+    def bash(self, line: str, *, activate: bool = True) -> subprocess.CompletedProcess[str]:
+        """`line` in a new bash session in the clone (after the README's activation); must exit 0."""
+        script = f"{ACTIVATE} && {line}" if activate else line
+        shell = subprocess.Popen(["bash", "-c", script], cwd=self.root, env=self.env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = shell.communicate(timeout=COMMAND_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(shell.pid, signal.SIGKILL)
+            out, err = shell.communicate()
+            pytest.fail(f"{line!r} ran over {COMMAND_TIMEOUT_S} s: if it is a long run, add its config to LONG_RUNS\n"
+                        + _fail(line, None, out, err))
+        assert shell.returncode == 0, _fail(line, shell.returncode, out, err)
+        return subprocess.CompletedProcess(script, shell.returncode, out, err)
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Clone:
+    root = tmp_path_factory.mktemp("clone")
+    started = time.perf_counter()
+    configs = [a for line in [main_command()[2], *shell_commands()] for a in split_env(line)[1] if a.endswith(".toml")]
+    for top in sorted({Path(config).parts[0] for config in configs if (REPO / config).is_file()}):
+        shutil.copytree(REPO / top, root / top, ignore=shutil.ignore_patterns("__pycache__"))
+    if ML_100K.is_dir():
+        shutil.copytree(ML_100K, root / "data" / "ml-100k")
+    env = _user_env(root)
+    fresh_venv(root / VENV, env)
+    return Clone(root, env, time.perf_counter() - started)
+
+
+def _get_json(url: str, token: str | None) -> dict:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
+    with opener.open(request, timeout=30) as response:
+        return json.load(response)
+
+
+def _serve(clone: Clone, line: str) -> None:
+    """Start the README's `armlab serve` line, probe it, stop it with SIGTERM, check its exit.
+
+    Port 8000 (the line's default) in use by something else is the one thing retried, on a
+    free port (`--port 0`): the line itself is otherwise run as written."""
+    env, argv = split_env(line)
+    token = env.get("ARMLAB_TOKEN")
+    assert token, f"{line!r}: the README's serve commands carry their token"
+    config = next(arg for arg in argv if arg.endswith(".toml"))
+    name = tomllib.loads((clone.root / config).read_text(encoding="utf-8"))["name"]
+    for attempt in (line, f"{line} --port 0"):
+        # bash forwards SIGTERM to the service and exits with the service's status
+        script = f"{ACTIVATE} || exit 1\n{attempt} &\ntrap 'kill -TERM $!' TERM\nwait $!\nwait $!\n"
+        log = clone.root / "serve.stderr"
+        with log.open("w") as stderr:
+            shell = subprocess.Popen(["bash", "-c", script], cwd=clone.root, env=clone.env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
+        pool = ThreadPoolExecutor(1)
+        try:
+            banner = pool.submit(shell.stdout.readline).result(timeout=60)  # type: ignore[union-attr]
+        except FutureTimeout:
+            os.killpg(shell.pid, signal.SIGKILL)
+            pytest.fail(f"{line!r} printed no banner within 60 s:\n{log.read_text()[-4000:]}")
+        finally:
+            pool.shutdown(wait=False)
+        if banner or "cannot listen on" not in log.read_text() or attempt != line:
+            break
+        shell.communicate()
+    try:
+        assert "serving" in banner, _fail(attempt, shell.poll(), banner, log.read_text())
+        url = "http://" + banner.split("http://")[1].split()[0]
+        status = _get_json(f"{url}/status", token)
+        assert status["name"] == name and status["state"] in {"running", "in_flight_full"}, status
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _get_json(f"{url}/status", None)
+        refused.value.close()
+        assert refused.value.code == 401  # the token is required
+        assert "/status" in _get_json(f"{url}/openapi.json", None)["paths"]
+    finally:
+        shell.send_signal(signal.SIGTERM)
+        try:
+            out, _ = shell.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(shell.pid, signal.SIGKILL)
+            out, _ = shell.communicate()
+    assert shell.returncode == 0, _fail(attempt, shell.returncode, banner + out, log.read_text())
+    final = out.strip().splitlines()[-1]  # the experiment's final state, printed after a graceful stop
+    assert "dispatched" in final and "recommendation" in final, out
+    assert (clone.root / option(argv, "--journal")).is_file()  # type: ignore[operator]
+
+
+def _check_outputs(clone: Clone, line: str, result: subprocess.CompletedProcess[str]) -> None:
+    """What a command says it writes is there."""
+    argv = split_env(line)[1]
+    out, journal = option(argv, "--out"), option(argv, "--journal")
+    if argv[1] == "run" and out is not None:
+        summary = json.loads((clone.root / out / "summary.json").read_text())
+        assert summary["name"] == tomllib.loads((clone.root / argv[2]).read_text())["name"]
+        if "--replicas" in argv:
+            assert summary["replicas"] == int(option(argv, "--replicas"))  # type: ignore[arg-type]
+        if "--plot" in argv:
+            assert list((clone.root / out).glob("*.png")), f"{line!r} drew no figure"
+    elif out is not None:  # a plot with several figures writes FILE-<kind>.png
+        target = clone.root / out
+        assert target.exists() or list(target.parent.glob(f"{target.stem}-*{target.suffix}")), f"{line!r}: no {out}"
+    if journal is not None:
+        assert (clone.root / journal).is_file()
+    if argv[1] == "resume":
+        assert "replayed" in result.stdout, result.stdout
+
+
+# -- the tests ------------------------------------------------------------------------------------
+
+
+def test_readme_states_two_setup_commands_and_ci_runs_the_test_one():
+    commands = setup_commands()
+    assert len(commands) == 2
+    assert "armlab run examples/" in commands[0] and "pytest" in commands[1]
+    assert commands[1] in (REPO / ".ci/run").read_text()
+
+
+def test_readme_shows_shell_commands():
+    commands = shell_commands()
+    assert len(commands) >= 8 and all(split_env(c)[1][0] == "armlab" for c in commands)
+    # only ```bash blocks are walked through: a command in a block of another shell language would escape it
+    assert not re.findall(r"```(?:sh|shell|console|zsh|bash-session)\n", README)
+    configs = {arg for line in commands for arg in split_env(line)[1]}
+    assert not LONG_RUNS - configs, f"LONG_RUNS names configs no README command runs: {LONG_RUNS - configs}"
+
+
+def test_readme_activation_puts_the_fresh_armlab_first(clone):
+    """The README: 'activate the environment first in each new shell, `source .venv/bin/activate`,
+    or write `.venv/bin/armlab`'; the walk-through does exactly that (and took this long to set up)."""
+    assert f"`{ACTIVATE}`" in README and f"`{VENV}/bin/armlab`" in README
+    print(f"clone and fresh venv: {clone.setup_seconds:.1f} s")
+    found = clone.bash("command -v armlab && python -c 'import armlab; print(armlab.__file__)'").stdout.split()
+    assert found == [str(clone.root / VENV / "bin" / "armlab"), str(REPO / "src" / "armlab" / "__init__.py")]
+    assert clone.bash(f"{VENV}/bin/armlab --help", activate=False).stdout.startswith("Usage: armlab")
+
+
+def test_readme_main_command_runs_verbatim(clone):
+    """`.venv/bin/armlab run examples/quickstart.toml --out results/quickstart`, as written:
+    the set-up's other two parts made the environment the clone fixture made."""
+    _, install, run = main_command()
+    assert install.startswith(f"{VENV}/bin/pip install -e ") and run.startswith(f"{VENV}/bin/armlab run ")
+    result = clone.bash(run, activate=False)
+    assert "error at budget" in result.stdout, result.stdout
+    _check_outputs(clone, run, result)
+
+
+@pytest.mark.parametrize("line", shell_commands(), ids=str)
+def test_readme_shell_command(line, clone):
+    """Every line of every ```bash block, in README order, in the activated fresh venv."""
+    if needs_movielens(line) and not ML_100K.is_dir():
+        pytest.skip(f"MovieLens 100K not found at {ML_100K}")
+    argv = split_env(line)[1]
+    if argv[1] == "serve":
+        _serve(clone, line)
+        return
+    if argv[1] == "run" and argv[2] in LONG_RUNS:
+        line = f"{line} --replicas {REDUCED_REPLICAS}"
+    _check_outputs(clone, line, clone.bash(line))
+
+
+# -- Python blocks --------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -102,51 +398,6 @@ def _served_example(code: str, workdir: Path, monkeypatch) -> Iterator[str]:
     finally:
         server.terminate()
         server.communicate(timeout=30)
-
-
-def test_readme_states_two_setup_commands_and_ci_runs_the_test_one():
-    commands = setup_commands()
-    assert len(commands) == 2
-    assert "armlab run examples/" in commands[0] and "pytest" in commands[1]
-    assert commands[1] in (REPO / ".ci/run").read_text()
-
-
-def test_readme_main_command_runs_at_reduced_scale(workdir):
-    env, argv = split_env(setup_commands()[0].split("&&")[-1])
-    assert not env and argv[0].endswith("armlab") and argv[1] == "run"
-    output = invoke([*argv[1:], "--replicas", "20"])
-    assert "error at budget" in output and (workdir / "results" / "quickstart" / "summary.json").is_file()
-
-
-def test_readme_shows_shell_commands():
-    commands = shell_commands()
-    assert len(commands) >= 8 and all(split_env(c)[1][0] == "armlab" for c in commands)
-
-
-@pytest.mark.parametrize("line", shell_commands())
-def test_readme_shell_command(line, workdir, monkeypatch):
-    env, argv = split_env(line)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    args = argv[1:]
-    if any(arg.startswith("data/") for arg in args) or "movielens" in line:
-        if not ML_100K.is_dir():
-            pytest.skip(f"MovieLens 100K not found at {ML_100K}")
-    if args[0] in LONG_RUNNING:
-        command = cli.get_command(None, args[0])  # type: ignore[arg-type]
-        context = command.make_context(args[0], args[1:])  # parses and type-checks every option
-        assert context.params, f"{line!r} parsed to nothing"
-        for config in (a for a in args[1:] if a.endswith(".toml")):
-            invoke(["validate", config])
-        return
-    if args[0] == "run" and load_config(args[1]).replicas > int(REDUCED_REPLICAS):
-        args = [*args, "--replicas", REDUCED_REPLICAS]
-    invoke(args)
-    out = next((args[i + 1] for i, a in enumerate(args) if a == "--out"), None)
-    if out is not None:  # a plot with several figures writes FILE-<kind>.png
-        target = workdir / out
-        written = target.exists() or any(target.parent.glob(f"{target.stem}-*{target.suffix}"))
-        assert written, f"{line!r} did not write {out}"
 
 
 @pytest.mark.parametrize("code", fenced("python"), ids=lambda code: code.split("\n", 1)[0][:40])
