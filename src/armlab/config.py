@@ -13,6 +13,7 @@ comes with the closest known name.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,12 +21,14 @@ from typing import Any
 
 from pydantic import (
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
 )
 
 from armlab.config_errors import field_path, format_validation_error, misplaced, suggest
+from armlab.config_paths import PathBase
 from armlab.config_tables import (
     BANDITS_SOURCE,
     BanditEntry,
@@ -78,7 +81,16 @@ class InvalidExperiment(ConfigError):
 
 
 class ExperimentConfig(_Strict):
-    """A whole experiment file."""
+    """A whole experiment file.
+
+    Relative paths in its plugin tables resolve against the directory of the file it was
+    read from (:func:`load_config`), or against the current directory for a config built in
+    Python (:attr:`path_base`, :mod:`armlab.config_paths`).  That directory is not a field:
+    it is kept beside the tables, carried by :meth:`with_overrides`, :meth:`variants` and
+    :meth:`located`, and stored by journals and worker recipes next to the dumped tables.
+    """
+
+    _base_dir: Path | None = PrivateAttr(None)  # None: the current directory, when validated
 
     name: str = Field("experiment", min_length=1)
     seed: int = Field(0, ge=0, description="root of every random number in the run (0 .. 2**64 - 1)")
@@ -232,7 +244,7 @@ class ExperimentConfig(_Strict):
             ):
                 data["checkpoints"] = [c for c in data["checkpoints"] if c <= value] or None
             try:
-                out.append((value, ExperimentConfig.model_validate(data)))
+                out.append((value, ExperimentConfig.model_validate(data).located(self._base_dir)))
             except ValidationError as exc:
                 problems += [
                     f"sweep value {self.sweep.parameter} = {value!r} gives an invalid experiment: {line}"
@@ -246,7 +258,21 @@ class ExperimentConfig(_Strict):
         """A copy with top-level fields replaced (``None`` values are ignored), re-validated."""
         data = self.model_dump(mode="python", exclude_none=False)
         data.update({k: v for k, v in changes.items() if v is not None})
-        return validate_config(data)
+        return validate_config(data).located(self._base_dir)
+
+    def located(self, directory: str | Path | None) -> ExperimentConfig:
+        """A copy whose relative paths resolve against ``directory`` (made absolute now);
+        ``None``: against the current directory at the time plugins are validated."""
+        copy = self.model_copy()
+        copy._base_dir = None if directory is None else Path(os.path.abspath(directory))
+        return copy
+
+    @property
+    def path_base(self) -> PathBase:
+        """What relative paths in the plugin tables resolve against (see :meth:`located`)."""
+        if self._base_dir is None:
+            return PathBase(Path.cwd(), from_file=False)
+        return PathBase(self._base_dir)
 
 
 def config_problems(exc: ValidationError, data: dict[str, Any]) -> list[str]:
@@ -284,8 +310,8 @@ def read_config_data(path: str | Path) -> dict[str, Any]:
 
 
 def load_config(path: str | Path) -> ExperimentConfig:
-    """Read and validate a TOML experiment file."""
+    """Read and validate a TOML experiment file; its relative paths resolve against its directory."""
     try:
-        return validate_config(read_config_data(path))
+        return validate_config(read_config_data(path)).located(Path(path).parent)
     except InvalidExperiment as exc:
         raise ConfigError(f"{path}: {exc}") from None

@@ -30,6 +30,7 @@ from armlab.config import (
     format_validation_error,
     read_config_data,
 )
+from armlab.config_paths import PathBase, path_context
 from armlab.errors import ArmlabError, ConfigError, PluginError
 from armlab.live_rules import refuse_ignored_live_fields
 from armlab.multibandit import BanditProblem
@@ -141,15 +142,17 @@ class ExperimentPlan:
 
 
 def _validate_params(
-    registry: Registry, kind: str, entry: PluginEntry, where: str, errors: list[str]
+    registry: Registry, kind: str, entry: PluginEntry, where: str, errors: list[str], base: PathBase
 ) -> tuple[type | None, PluginParams | None]:
+    """The plugin class and validated parameters of ``entry`` (``None`` where they are
+    wrong: ``errors`` says why); relative paths in them resolve against ``base``."""
     try:
         cls = registry.get(kind, entry.plugin)
     except PluginError as exc:
         errors.append(f"{where}.plugin: {exc}")
         return None, None
     try:
-        return cls, cls.Params.model_validate(entry.params)
+        return cls, cls.Params.model_validate(entry.params, context=path_context(base))
     except ValidationError as exc:
         accepted = ", ".join(cls.Params.model_fields) or "no parameters"
         for line in format_validation_error(exc, prefix=where, model=cls.Params):
@@ -161,19 +164,20 @@ def build_plan(config: ExperimentConfig, registry: Registry, dry_run: bool = Tru
     """Resolve plugins and parameters; with ``dry_run`` also reset every policy on one
     replica so budget, objective and oracle requirements are checked before a long run."""
     errors: list[str] = []
-    bandits = _bandit_specs(config, registry, errors)
+    base = config.path_base
+    bandits = _bandit_specs(config, registry, errors, base)
     allocator_cls, allocator_params = _validate_params(
-        registry, "allocator", config.allocator, "allocator", errors
+        registry, "allocator", config.allocator, "allocator", errors, base
     )
     objectives = sorted({b.objective for b in bandits}, key=lambda o: o.value)
     specs = []
     for i, entry in enumerate(config.policies):
         where = f"policies[{i}]"
-        cls, params = _validate_params(registry, "policy", entry, where, errors)
+        cls, params = _validate_params(registry, "policy", entry, where, errors, base)
         own_cls, own_params = None, None
         if entry.allocator is not None:
             own_cls, own_params = _validate_params(
-                registry, "allocator", entry.allocator, f"{where}.allocator", errors
+                registry, "allocator", entry.allocator, f"{where}.allocator", errors, base
             )
         if cls is None or params is None:
             continue
@@ -223,20 +227,22 @@ def build_plans(config: ExperimentConfig, registry: Registry) -> list[tuple[Any,
 
 
 def load_experiment(path: str | Path, registry: Registry) -> ExperimentConfig:
-    """Read and validate an experiment file.  When its tables are invalid, the parameters of
-    its plugin tables are checked too, so one report lists both kinds of mistake."""
+    """Read and validate an experiment file (its relative paths resolve against its directory).
+    When its tables are invalid, the parameters of its plugin tables are checked too, so one
+    report lists both kinds of mistake."""
     data = read_config_data(path)
     try:
-        return ExperimentConfig.model_validate(data)
+        return ExperimentConfig.model_validate(data).located(Path(path).parent)
     except ValidationError as exc:
         problems = config_problems(exc, data)
+        base = PathBase.of_file(path)
         for kind, where, table in _plugin_tables(data):
             entry_type = PolicyEntry if kind == "policy" else PluginEntry
             try:
                 entry = entry_type.model_validate(table)
             except ValidationError:
                 continue  # the schema's own report names the table
-            _validate_params(registry, kind, entry, where, problems)
+            _validate_params(registry, kind, entry, where, problems, base)
         raise ConfigError(f"{path}: {InvalidExperiment(problems)}") from None
 
 
@@ -278,7 +284,9 @@ def _check_live_bandits(plan: ExperimentPlan) -> None:
             )])
 
 
-def _bandit_specs(config: ExperimentConfig, registry: Registry, errors: list[str]) -> list[BanditSpec]:
+def _bandit_specs(
+    config: ExperimentConfig, registry: Registry, errors: list[str], base: PathBase
+) -> list[BanditSpec]:
     """One spec per bandit; parameters are validated once per ``[[bandits]]`` entry."""
     if config.bandits is None:
         entries: list[tuple[str, BanditEntry]] = [("source", BanditEntry(source=config.source))]
@@ -287,7 +295,7 @@ def _bandit_specs(config: ExperimentConfig, registry: Registry, errors: list[str
     resolved = iter(config.bandit_list())
     specs = []
     for where, entry in entries:
-        cls, params = _validate_params(registry, "source", entry.source, where, errors)
+        cls, params = _validate_params(registry, "source", entry.source, where, errors, base)
         for _ in range(entry.count):
             bandit = next(resolved)
             if cls is not None and params is not None:

@@ -19,8 +19,8 @@ EXAMPLES = REPO / "examples/live"
 
 
 @pytest.mark.timeout(120)
-def test_command_example_runs_the_assay_script(registry, monkeypatch):
-    monkeypatch.chdir(REPO)  # the config's command path is relative to the repository root
+def test_command_example_runs_the_assay_script(registry, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the config's paths are relative to its own directory: any cwd works
     config = load_config(EXAMPLES / "command.toml")
     small = config.model_copy(update={"problem": config.problem.model_copy(update={"budget": 12}),
                                       "checkpoint_every": None})

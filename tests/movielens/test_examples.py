@@ -9,6 +9,7 @@ import pytest
 
 from armlab import run_experiment
 from armlab.config import load_config, validate_config
+from armlab.config_paths import resolve_path
 from armlab.movielens.cache import prepare_model
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "movielens"
@@ -20,10 +21,9 @@ def test_the_examples_are_all_here():
 
 
 @pytest.fixture
-def small(registry, ml100k_path, tmp_path, monkeypatch):
+def small(registry, ml100k_path, tmp_path):
     """``small(path, budgets, only=None)``: the example's summary at 300 replicas and the given
     sweep values, with the registered policies (or just ``only``); a model file is prepared."""
-    monkeypatch.chdir(EXAMPLES.parents[1])  # configs give paths relative to the repository root
 
     def run(path: Path, budgets: list[int], only: str | None = None) -> dict:
         data = load_config(path).model_dump(mode="python")
@@ -56,6 +56,15 @@ def test_example_error_falls_with_the_budget(small, path):
     unif = small(path, [values[0], values[2]], only="uniform")["policies"]["unif"]
     (low, high), (se_low, se_high) = unif["error_rate"], unif["error_stderr"]
     assert low - high > 2 * math.hypot(se_low, se_high), (low, high)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_example_paths_name_the_repository_data_and_results_from_any_directory(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative to the config file, not to the working directory
+    config = load_config(path)
+    named = config.source.params.get("ratings") or config.source.params["model"]
+    repo = EXAMPLES.parents[1]
+    assert Path(resolve_path(named, config.path_base)) in (repo / "data/ml-100k/u.data", repo / "results/ml100k-rank5.npz")
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)

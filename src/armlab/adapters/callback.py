@@ -15,10 +15,11 @@ from typing import Any, Self
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-from pydantic import Field
+from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from armlab.adapters.base import Trial
 from armlab.adapters.common import AdapterParams, AdapterSource, reward_of
+from armlab.config_paths import PathBase, import_path, path_base
 from armlab.errors import ConfigError, TrialFailed
 from armlab.log import get_logger
 from armlab.plugins.interfaces import PluginParams
@@ -32,8 +33,8 @@ class CallbackParams(AdapterParams):
     function: str | None = Field(
         None,
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
-        description="'module:function' to import; it gets the Trial and returns the reward "
-        "(a number or {'reward': x}); may be async",
+        description="'module:function' to import, looked for next to the config file first; it gets "
+        "the Trial and returns the reward (a number or {'reward': x}); may be async",
     )
     threads: int = Field(
         4,
@@ -42,12 +43,19 @@ class CallbackParams(AdapterParams):
         description="threads for a synchronous function; a call that outlives its trial keeps its "
         "thread until it returns",
     )
+    _base: PathBase | None = PrivateAttr(None)  # the config's directory: where the module is looked for first
+
+    @model_validator(mode="after")
+    def _remember_the_config_directory(self, info: ValidationInfo) -> CallbackParams:
+        self._base = path_base(info)
+        return self
 
 
 class Callback(AdapterSource):
     """Run each trial by calling a user function with the trial (an ``armlab.Trial``).
 
-    From a config, ``function = "package.module:name"``; from Python,
+    From a config, ``function = "package.module:name"``, the module looked for in the
+    config file's directory first (:mod:`armlab.config_paths`); from Python,
     ``Callback.from_function(fn, arms=3)``.  An ``async def`` function is awaited on the
     event loop; a plain function runs in a thread of its own, at most ``threads`` at a time.
     Whatever the function raises fails the trial with the exception's type and message
@@ -75,7 +83,7 @@ class Callback(AdapterSource):
         if function is None:
             if self.params.function is None:
                 raise ConfigError("source 'callback' needs function = 'module:function' (the trial runner)")
-            function = _import(self.params.function)
+            function = _import(self.params.function, self.params._base)
         self.function = function
         self._is_async = inspect.iscoroutinefunction(function)
         self._threads: anyio.CapacityLimiter | None = None
@@ -177,14 +185,18 @@ def _reason(exc: BaseException) -> str:
     return text[:1000]
 
 
-def _import(spec: str) -> Callable[[Trial], Any]:
+def _import(spec: str, base: PathBase | None) -> Callable[[Trial], Any]:
+    """The function ``module:attribute``, its module looked for in ``base`` (the config's
+    directory) before the rest of ``sys.path``."""
     module_name, _, attribute = spec.partition(":")
     try:
-        target: Any = importlib.import_module(module_name)
+        with import_path(base.directory if base is not None else None):
+            target: Any = importlib.import_module(module_name)
         for part in attribute.split("."):
             target = getattr(target, part)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"source 'callback': cannot import function {spec!r}: {exc}") from None
+        where = f" (looked in {base}, then on sys.path)" if base is not None else ""
+        raise ConfigError(f"source 'callback': cannot import function {spec!r}: {exc}{where}") from None
     if not callable(target):
         raise ConfigError(f"source 'callback': {spec!r} is a {type(target).__name__}, not a function")
     return target

@@ -6,14 +6,15 @@ import os
 import signal
 import subprocess
 from contextlib import ExitStack, suppress
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
 import anyio
 from anyio.abc import Process
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from armlab.adapters.base import Trial
 from armlab.adapters.common import AdapterSource, AnswerParams, BoundedAnswer, parse_reward_text
+from armlab.config_paths import ConfigDir, path_base, resolve_path
 from armlab.errors import TrialFailed
 
 __all__ = ["Command"]
@@ -25,11 +26,29 @@ class CommandParams(AnswerParams):
     command: list[str] = Field(
         min_length=1,
         description="program and arguments; {trial_id} {arm} {arm_name} {bandit} {pull} {attempt} "
-        "in an argument are replaced by the trial's values",
+        "in an argument are replaced by the trial's values; a program given as a relative path "
+        "(./run.py, scripts/run) is relative to the config file's directory, a bare name is looked up "
+        "on PATH, arguments are passed as written",
     )
-    cwd: str | None = Field(None, description="working directory (default: the current one)")
+    cwd: Annotated[str | None, ConfigDir] = Field(
+        None, description="working directory (relative to the config file's directory; default: the current one)"
+    )
     env: dict[str, str] = Field(default_factory=dict, description="extra environment variables")
     stderr_tail: int = Field(2000, ge=0, le=100_000, description="characters of stderr kept in a failure reason")
+
+    @field_validator("command")
+    @classmethod
+    def _program_next_to_the_config(cls, command: list[str], info: ValidationInfo) -> list[str]:
+        """A program named by a relative path (with a slash) is the one next to the config;
+        a bare name (``python3``) stays a PATH lookup."""
+        base = path_base(info)
+        program = command[0]
+        if base is None or "/" not in program or os.path.isabs(program):
+            return command
+        try:
+            return [resolve_path(program, base, "file"), *command[1:]]
+        except ValueError as exc:
+            raise ValueError(f"program {exc}") from None
 
 
 class Command(AdapterSource):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
+from armlab.config_paths import ConfigFile, ConfigPath
 from armlab.errors import ConfigError
 from armlab.movielens.als import ALSSettings
 from armlab.movielens.cache import prepare_model
@@ -29,16 +30,18 @@ DEFAULT_MIN_RATINGS: dict[str, int] = {"normalized": 20, "literal": 1}
 class MovieLensParams(ALSSettings):
     """Where the completed ratings come from and which movies become arms."""
 
-    model: str | None = Field(
-        None, description="model file written by `armlab movielens prepare` (relative to the working directory)"
+    model: Annotated[str | None, ConfigFile] = Field(
+        None, description="model file written by `armlab movielens prepare` (relative to the config file's directory)"
     )
-    ratings: str | None = Field(
+    ratings: Annotated[str | None, ConfigFile] = Field(
         None,
-        description="MovieLens ratings file (u.data, ratings.dat or ratings.csv; relative to the working "
-        "directory): factorised with the ALS settings on first use and cached",
+        description="MovieLens ratings file (u.data, ratings.dat or ratings.csv; relative to the config "
+        "file's directory): factorised with the ALS settings on first use and cached",
     )
     format: Literal["auto", "ml-100k", "ml-1m", "csv"] = Field("auto", description="layout of the ratings file")
-    cache_dir: str | None = Field(None, description="model cache; default $XDG_CACHE_HOME/armlab/movielens")
+    cache_dir: Annotated[str | None, ConfigPath] = Field(
+        None, description="model cache (relative to the config file's directory); default $XDG_CACHE_HOME/armlab/movielens"
+    )
     n_arms: int | None = Field(None, ge=2, description="K: movies chosen per replica from the heterogeneous-variance paper's targets")
     movies: list[int] | None = Field(
         None, min_length=2, description="explicit movie ids (the same arms in every replica) instead of n_arms"
@@ -94,7 +97,8 @@ class MovieLens(RewardSource):
     the targets are mapped onto the candidates' range and matched without replacement
     among movies with at least 20 ratings (``mapping = "normalized"``, armlab's
     recommendation); ``mapping = "literal"`` keeps the rule as written.  The paper used
-    ML-1M; armlab's tests use ML-100K.  Paths are relative to the working directory.
+    ML-1M; armlab's tests use ML-100K.  Paths in a config are relative to the config file's
+    directory (:mod:`armlab.config_paths`).
     """
 
     name = "movielens"

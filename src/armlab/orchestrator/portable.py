@@ -31,11 +31,14 @@ _FIX = (
 
 @dataclass(frozen=True)
 class PlanRecipe:
-    """A plan as a worker rebuilds it: its config (JSON) and whether the worker's default
-    registry loads the installed entry points (as this process's registry did)."""
+    """A plan as a worker rebuilds it: its config (JSON), the directory its relative paths
+    resolve against (so a worker finds the same files whatever its working directory), and
+    whether the worker's default registry loads the installed entry points (as this
+    process's registry did)."""
 
     config: str
     entry_points: bool
+    base_dir: str
 
 
 def recipe(plan: ExperimentPlan) -> PlanRecipe:
@@ -44,13 +47,13 @@ def recipe(plan: ExperimentPlan) -> PlanRecipe:
     theirs = default_registry(entry_points)
     if theirs is not plan.registry:
         _check_same_plugins(plan, theirs)
-    return PlanRecipe(plan.config.model_dump_json(), entry_points)
+    return PlanRecipe(plan.config.model_dump_json(), entry_points, str(plan.config.path_base.directory))
 
 
 @functools.cache
 def rebuild(plan_recipe: PlanRecipe) -> ExperimentPlan:
     """The plan of ``plan_recipe`` (built once per worker process)."""
-    config = ExperimentConfig.model_validate_json(plan_recipe.config)
+    config = ExperimentConfig.model_validate_json(plan_recipe.config).located(plan_recipe.base_dir)
     return build_plan(config, default_registry(plan_recipe.entry_points), dry_run=False)
 
 

@@ -97,7 +97,10 @@ class LiveSession:
         """Create ``journal`` for ``config``, or resume it if it exists.
 
         When resuming, ``config`` may be omitted (the journal stores it); if given it must
-        equal the stored one, so a resumed run cannot silently change its experiment.
+        equal the stored one, so a resumed run cannot silently change its experiment.  The
+        journal also stores the directory the config's relative paths resolve against, so a
+        run resumed from another working directory uses the same files (a journal written
+        before it was stored resolves them against the current directory, as it did then).
         """
         registry = registry or default_registry()
         if config is not None and not isinstance(config, ExperimentConfig):
@@ -109,6 +112,7 @@ class LiveSession:
             session = cls.from_plan(build_plan(config, registry))
             session.journal = Journal.create(path, {
                 "config": config.model_dump(mode="json"),
+                "base_dir": str(config.path_base.directory),
                 "seed": config.seed,
                 "policy": session.label,
                 "source": session.sources[0].name,
@@ -117,7 +121,7 @@ class LiveSession:
             return session
         opened = Journal.open(path)
         try:
-            stored = validate_config(opened.meta["config"])
+            stored = validate_config(opened.meta["config"]).located(opened.meta.get("base_dir"))
             if config is not None:
                 _require_same(stored, config, path)
             session = cls.from_plan(build_plan(stored, registry), opened)
