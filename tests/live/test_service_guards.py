@@ -118,7 +118,7 @@ def test_a_live_run_logs_one_replica(live, tmp_path, monkeypatch, registry):
     (tmp_path / "answers.py").write_text("def one(trial):\n    return 1.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     config = live.config(source={"plugin": "callback", "function": "answers:one", "arms": 2,
-                                 "reward_min": 0, "reward_max": 1}, replicas=100)
+                                 "reward_min": 0, "reward_max": 1})
     with capture_logs() as logs:
         run_experiment(config, registry=registry)
     started = [e for e in logs if e["event"] == "experiment_started"]
