@@ -1,14 +1,21 @@
-"""GapE, GapE-V and A-GapE-V: oracle a against the seed-004 vector, indices by hand, edge cases."""
+"""GapE, GapE-V and A-GapE-V: oracle a against the heterogeneous-variance paper's reference vector, indices by
+hand, edge cases."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from armlab.complexity import top_m_gaps
 from armlab.errors import ConfigError
 from armlab.plugins.fixed_budget.gape import AGapEV, GapE, GapEV
-from armlab.plugins.fixed_budget.gape_index import agapev_exploration, agapev_index, empirical_gaps, gapev_index
+from armlab.plugins.fixed_budget.gape_index import (
+    agapev_exploration,
+    agapev_index,
+    empirical_gaps,
+    gapev_index,
+)
+from armlab.plugins.gcp.agapev_topm import AGapEVTopM
+from armlab.plugins.gcp.arm_rules import PACTopM
 from armlab.plugins.sources.heterogeneous_gaussian import HeterogeneousVarianceGaussian
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
@@ -24,8 +31,8 @@ def base_instance_problem(budget: int = 5000) -> Problem:
 @pytest.mark.parametrize(("cls", "params", "a"), [
     (GapE, {}, 2.9863),  # 16 (n - K) / (H log2 K), H = 4407.7
     (GapEV, {}, 27.4085),  # (1024/9) (n - 2K) / (H^sigma log2 K), H^sigma = 3370.8
-    (GapEV, {"theta": 1 / 8}, 3.8543),  # the alternative theta the sheet flags
-    (GapE, {"rescale": False}, (4 / 9) * 4936 / 4407.7),  # Gabillon et al.'s a, no seed-004 rescaling
+    (GapEV, {"theta": 1 / 8}, 3.8543),  # the alternative theta docs/algorithms/fixed-budget.md flags
+    (GapE, {"rescale": False}, (4 / 9) * 4936 / 4407.7),  # Gabillon et al.'s a, not rescaled
     (GapE, {"a_scale": 2.0}, 2 * 2.9863),
 ])
 def test_oracle_exploration_matches_the_paper_vector(cls, params, a):
@@ -70,12 +77,6 @@ def test_top_m_gaps_follow_the_gape_convention():
     np.testing.assert_allclose(empirical_gaps(means, 2, "midpoint"), [[0.15, 0.05, 0.05, 0.25]])
 
 
-def test_best_arm_fast_path_equals_the_complexity_module():
-    rng = np.random.default_rng(4)
-    means = np.round(rng.normal(size=(200, 7)), 1)  # rounding makes ties, also at the top
-    np.testing.assert_array_equal(empirical_gaps(means, 1), top_m_gaps(means, 1))
-
-
 def test_agapev_index_by_hand():
     # midpoint gaps (0.1, 0.1); D+ = 0.1 + sqrt(1/8); v- = 0 for both arms (v < sqrt(2/3)), so
     # h = (16/3) / D+ each; a = (8/9)(100 - 4) / (2h) = 3.628429
@@ -103,7 +104,7 @@ def test_agapev_extension_points():
         """A subclass with valid statistics from the start and its own gaps."""
 
         name = "agapev-test"
-        warmup_observations = 0
+        need = 0
 
         def gaps(self, means):
             return np.broadcast_to([1.0, 0.0, 0.0], means.shape)
@@ -147,3 +148,20 @@ def test_oracle_inputs_are_refused_on_live_sources(drive):
 def test_tied_best_arms_make_the_oracle_a_undefined(drive):
     with pytest.raises(ConfigError, match=r"a = theta \(n - K\) / H is undefined.*Give the parameter `a`"):
         drive.start(GapE(), drive.problem([0.5, 0.5, 0.3], budget=100))
+
+
+@pytest.mark.parametrize(("cls", "params"), [(GapE, {"a": 1.0, "b": 1.0}), (AGapEV, {}),
+                                             (AGapEVTopM, {"warmup_per_arm": 2}), (PACTopM, {"warmup_per_arm": 2})])
+def test_statistics_changed_outside_the_engine_are_noticed(cls, params, drive):
+    """The speed path (per-arm terms and gaps kept between steps) recomputes what it was not told of."""
+    means = [0.8, 0.6, 0.5, 0.3]
+    policy = cls(params)
+    stats = drive.start(policy, drive.problem(means, budget=200, with_truth=False, reward_range=(0.0, 1.0)))
+    reward = drive.alternating(means, 0.2)
+    for _ in range(30):
+        drive.pull(policy, stats, reward)
+    stats.counts[0, 1] += 2  # as if two results of arm 1 had been folded in elsewhere
+    stats.means[0, 1] = 0.9
+    stats.observed += 2
+    stats.dispatched += 2
+    np.testing.assert_array_equal(policy.current_index(stats), policy.index(stats))

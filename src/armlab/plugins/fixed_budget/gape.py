@@ -1,59 +1,56 @@
 """GapE, GapE-V and A-GapE-V (Gabillon, Ghavamzadeh, Lazaric & Bubeck, NeurIPS 2011), one bandit.
 
-Gap-based exploration pulls ``argmax_k B_k`` with ``B_k = -gap_k + width_k``: arms whose
-empirical gap is small (hard to tell apart from the boundary of the answer) or whose
-estimate is still wide.  The answer is the empirical best arm (or the m empirical best
-arms).  Index code lives in :mod:`armlab.plugins.fixed_budget.gape_index`; this module holds
-the policies.  Definitions: docs/algorithms/fixed-budget.md.
+Gap-based exploration pulls the arm of largest index
+
+    B_k = -gap_k + width_k
+
+an arm whose empirical gap is small (hard to tell apart from the boundary of the answer) or
+whose estimate is still wide.  The answer is the empirical best arm (or the m empirical best
+arms).  Each policy's :meth:`~GapIndexPolicy.index` states its ``B_k`` from the statistics; the
+formulas are in :mod:`armlab.plugins.fixed_budget.gape_index`.  Definitions:
+docs/algorithms/fixed-budget.md (GapE sections).
 
 Extension points (the greedy-confidence-pursuit paper's ``agapev-topm`` subclasses :class:`AGapEV`):
 
-* :meth:`AGapEV.sample_statistics` -- the ``(counts, means, variances)`` the index is built
-  from, of every arm or of single arms (override to add prior pseudo-observations), and
-  ``pending_in_width`` (whether the width's ``T`` counts pending pulls);
-* :meth:`AGapEV.gaps` -- the gap definition (parameter ``gaps``: midpoint or GapE-style);
-* class attributes ``init_pulls`` (``r`` in ``a = theta (n - rK) / H``; the budget must
-  exceed ``rK``) and ``warmup_observations`` (observations per arm before the index is used:
-  0 when pseudo-observations make every count valid from the start);
-* :meth:`GapIndexPolicy.index` -- the whole ``(R, K)`` index.
+* :meth:`AGapEV.sample_statistics`: the observation counts, means and variances the index is
+  built from, of every arm or of single arms (override to add prior pseudo-observations);
+  ``pending_in_width``: whether the width's ``T`` counts pending pulls;
+* :meth:`GapIndexPolicy.gaps`: the gap definition (``gap_style``; A-GapE-V's parameter
+  ``gaps``: midpoint or GapE-style); a subclass with its own ``gaps`` is run from its
+  :meth:`~GapIndexPolicy.index` at every step (no speed path);
+* class attributes ``init_pulls`` (``r`` in ``a = theta (n - rK) / H``; the budget must exceed
+  ``rK``) and ``need`` (observed results per arm before its index is read, as for every
+  :class:`~armlab.plugins.index_policy.IndexPolicy`: 0 when pseudo-observations make every
+  count valid from the start).
 
-Speed: the widths depend only on each arm's own statistics, and a result moves the gaps of
-all arms only when it moves the m-th or (m+1)-th largest mean, so the policies keep their per-arm
-arrays between steps (:class:`~armlab.plugins.fixed_budget.gape_index.KeptIndex`) and a
-step costs little more than one argmax over the arms.  :meth:`GapIndexPolicy.index` still
-recomputes everything.
+Speed path: ``current_index`` computes the same index from per-arm terms and gaps kept
+between steps (:class:`~armlab.plugins._fast.gap_terms.GapTerms`), so that a step recomputes
+only what the last results changed.
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import Sequence
-from functools import partial
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from pydantic import Field
 
 from armlab.complexity import gape_complexity, top_m_gaps, variance_complexity
 from armlab.errors import ConfigError
-from armlab.plugins._fast.warm_arms import WarmArms
+from armlab.plugins._fast.gap_terms import EVERY_ARM, Arms, GapTerms
 from armlab.plugins.fixed_budget.gape_index import (
     THETA_V,
-    At,
     GapStyle,
-    KeptIndex,
-    agapev_arm_terms,
-    agapev_index,
-    agapev_terms_from,
+    agapev_complexity_terms,
     empirical_gaps,
-    gape_index,
     gape_width,
-    gapev_index,
     gapev_width,
     gaussian_range_bound,
     shvar_complexity_scale,
 )
-from armlab.plugins.interfaces import PluginParams, Policy
+from armlab.plugins.index_policy import IndexPolicy
+from armlab.plugins.interfaces import PluginParams
 from armlab.plugins.selection import TieBreak, tie_break_field
 from armlab.plugins.thresholding._common import (
     OracleIndexParams,
@@ -64,37 +61,22 @@ from armlab.problem import Objective, Problem, Truth
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["AGapEV", "GapE", "GapEV", "GapIndexPolicy"]
+__all__ = ["AGapEV", "GapE", "GapEV", "GapIndexPolicy", "SampleStatistics"]
 
 
-def _width_minus_gap(terms: Sequence[np.ndarray], gaps: np.ndarray) -> np.ndarray:
-    """GapE's and GapE-V's index from the width (their only term) and the gap."""
-    return terms[0] - gaps
-
-
-def _variances_at(stats: ArmStats, flat: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
-    """``stats.variances(ddof=1)`` at flat positions (0 with fewer than two observations);
-    ``counts``: the observation counts there, if the caller has them."""
-    denom = (stats.counts.reshape(-1)[flat] if counts is None else counts) - 1
-    out = np.zeros(flat.shape)
-    np.divide(stats.m2.reshape(-1)[flat], denom, out=out, where=denom > 0)
-    return out
-
-
-class GapIndexPolicy(Policy):
-    """Shared frame: top-m check, budget check, warm-up pulls, then ``argmax`` of :meth:`index`.
+class GapIndexPolicy(IndexPolicy):
+    """What the GapE family shares: the top-m and budget checks, the gaps, the answer.
 
     Serves best-arm identification (m = 1) and top-m identification; recommends the
-    empirical best arm, or the m arms with the largest empirical means.
+    empirical best arm, or the m arms with the largest empirical means.  Warm-up, ties and
+    the argmax are :class:`~armlab.plugins.index_policy.IndexPolicy`'s.
     """
-
-    honours_inactive_arms = True  # it selects among the active arms only
 
     objectives = frozenset({Objective.BEST_ARM, Objective.TOP_M})
     #: ``r`` in the exploration parameter ``theta (n - rK) / H``; the budget must exceed ``rK``.
     init_pulls: ClassVar[int] = 1
-    #: Observations every arm needs before the index is used (pulled in index order first).
-    warmup_observations: ClassVar[int] = 1
+    #: The gaps' definition (:data:`~armlab.plugins.fixed_budget.gape_index.GapStyle`).
+    gap_style: GapStyle = "gape"
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -104,27 +86,10 @@ class GapIndexPolicy(Policy):
             raise ConfigError(f"{self.name}: top-m needs 1 <= m < K = {k}, got m = {self.top_m}; lower [problem] m")
         r = self.init_pulls
         require_budget(self, problem, r * k, f"{r} initial pull(s) per arm, and a = theta (n - {r}K)/H > 0")
-        self._warmup = WarmArms(need=self.warmup_observations)
-        self._all_seen = False  # every arm of every replica has a result
 
-    @abstractmethod
-    def index(self, stats: ArmStats) -> np.ndarray:
-        """The index ``(R, K)`` to maximise (used once the chosen arm is warmed up)."""
-
-    def current_index(self, stats: ArmStats) -> np.ndarray:
-        """:meth:`index`, or the same from terms kept between steps (used once every arm of
-        every replica has a result; before that most terms change at every step anyway)."""
-        return self.index(stats)
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, partial(self._index_now, stats), rng)
-
-    def _index_now(self, stats: ArmStats) -> np.ndarray:
-        """The index when it is read (not during the warm-up): from the kept terms once every
-        arm of every replica has a result."""
-        self._all_seen = self._all_seen or bool(stats.counts.min() > 0)
-        return self.current_index(stats) if self._all_seen else self.index(stats)
+    def gaps(self, means: np.ndarray) -> np.ndarray:
+        """``gap_k`` of every arm ``(R, K)``: of the ``means`` from the m-th and (m+1)-th largest."""
+        return empirical_gaps(means, self.top_m, self.gap_style)
 
 
 class GapEParams(OracleIndexParams):
@@ -139,6 +104,15 @@ class GapEParams(OracleIndexParams):
         description="the heterogeneous-variance paper's convention: H replaced by H c / c' with c' = 1/(4 log2 K) (docs/algorithms/fixed-budget.md); "
         "false: Gabillon et al.'s a = theta (n - rK) / H (r = 1 for GapE, 2 for GapE-V)",
     )
+
+
+@dataclass
+class WidthTerms:
+    """GapE's and GapE-V's per-arm terms for the speed path: the observed means (their gaps
+    are ``gap_k``) and the widths ``width_k``."""
+
+    means: np.ndarray
+    widths: np.ndarray
 
 
 class GapE(GapIndexPolicy):
@@ -176,7 +150,9 @@ class GapE(GapIndexPolicy):
             numerator=p.theta * (problem.budget - self.init_pulls * k),
             formula=f"a = theta (n - {self.init_pulls if self.init_pulls > 1 else ''}K) / H",
         )
-        self._kept = KeptIndex(self.width, replicas, "gape", _width_minus_gap, self.top_m)
+        # speed path: the index B_k kept with the widths and gaps
+        self._terms = GapTerms(self.arm_terms, top_m=self.top_m, style=self.gap_style,
+                               gap_term=lambda terms, gaps: terms.widths - gaps)
 
     def _scaled_complexity(self, truth: Truth) -> np.ndarray:
         scale = shvar_complexity_scale(self.params.rate, self.problem.n_arms) if self.params.rescale else 1.0
@@ -187,21 +163,23 @@ class GapE(GapIndexPolicy):
         return gape_complexity(gaps, b=self.b)
 
     def index(self, stats: ArmStats) -> np.ndarray:
-        gaps = empirical_gaps(stats.means, self.top_m)
-        return gape_index(gaps, np.maximum(stats.pulls, 1), self.a[:, None], self.b[:, None])
+        """``B_k = -gap_k + b sqrt(a / T_k)``."""
+        gaps = self.gaps(stats.means)
+        widths = gape_width(np.maximum(stats.pulls, 1), self.a[:, None], self.b[:, None])
+        return widths - gaps
 
-    def width(self, stats: ArmStats, at: At) -> tuple[np.ndarray]:
-        """The width ``b sqrt(a / T)`` (per-arm terms for :class:`KeptIndex`)."""
-        if at is None:
-            return (gape_width(np.maximum(stats.pulls, 1), self.a[:, None], self.b[:, None]),)
-        rows, flat = at
-        return (gape_width(np.maximum(stats.pulls_at(flat), 1), self.a[rows], self.b[rows]),)
+    def arm_terms(self, stats: ArmStats, arms: Arms) -> WidthTerms:
+        """The speed path's terms of ``arms``: the means and the widths of :meth:`index`."""
+        widths = gape_width(np.maximum(arms.pulls(stats), 1), arms.per_replica(self.a), arms.per_replica(self.b))
+        return WidthTerms(means=arms.of(stats.means), widths=widths)
 
     def current_index(self, stats: ArmStats) -> np.ndarray:
-        return self._kept.current(stats)[2]
+        if type(self).gaps is not GapIndexPolicy.gaps:  # gaps of its own: not kept
+            return self.index(stats)
+        return self._terms.current(stats).gap_terms
 
-    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        self._kept.observed(stats, rows, arms)
+    def update(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
+        self._terms.observed(stats, rows, arms)
 
 
 class GapEVParams(GapEParams):
@@ -230,24 +208,23 @@ class GapEV(GapE):
     name = "gapev"
     Params = GapEVParams
     init_pulls = 2
-    warmup_observations = 2
+    need = 2
 
     def oracle_complexity(self, truth: Truth, gaps: np.ndarray) -> np.ndarray:
         """``H^sigma`` per replica (GapE-V's complexity, squared numerator)."""
         return variance_complexity(gaps, truth.variances, squared=True, b=self.b[:, None])
 
     def index(self, stats: ArmStats) -> np.ndarray:
-        gaps = empirical_gaps(stats.means, self.top_m)
-        pulls = np.maximum(stats.pulls, 2)
-        return gapev_index(gaps, stats.variances(ddof=1), pulls, self.a[:, None], self.b[:, None])
+        """``B_k = -gap_k + sqrt(2 a v_k / T_k) + 7 a b / (3 (T_k - 1))``."""
+        gaps = self.gaps(stats.means)
+        widths = gapev_width(stats.variances(ddof=1), np.maximum(stats.pulls, 2), self.a[:, None], self.b[:, None])
+        return widths - gaps
 
-    def width(self, stats: ArmStats, at: At) -> tuple[np.ndarray]:
-        """The width ``sqrt(2 a v / T) + 7 a b / (3 (T - 1))`` (per-arm terms for :class:`KeptIndex`)."""
-        if at is None:
-            return (gapev_width(stats.variances(ddof=1), np.maximum(stats.pulls, 2), self.a[:, None], self.b[:, None]),)
-        rows, flat = at
-        variances = _variances_at(stats, flat)
-        return (gapev_width(variances, np.maximum(stats.pulls_at(flat), 2), self.a[rows], self.b[rows]),)
+    def arm_terms(self, stats: ArmStats, arms: Arms) -> WidthTerms:
+        """The speed path's terms of ``arms``: the means and the widths of :meth:`index`."""
+        widths = gapev_width(arms.sample_variances(stats), np.maximum(arms.pulls(stats), 2),
+                             arms.per_replica(self.a), arms.per_replica(self.b))
+        return WidthTerms(means=arms.of(stats.means), widths=widths)
 
 
 class AGapEVParams(PluginParams):
@@ -261,12 +238,34 @@ class AGapEVParams(PluginParams):
     tie_break: TieBreak = tie_break_field()
 
 
+class SampleStatistics(NamedTuple):
+    """What A-GapE-V reads of each arm (arrays ``(R, K)``, or of single arms)."""
+
+    #: Observation counts ``T`` (as floats), floored at 2 for arms still in warm-up.
+    counts: np.ndarray
+    #: Means (their gaps are ``gap_k``).
+    means: np.ndarray
+    #: Unbiased variances ``v``.
+    variances: np.ndarray
+
+
+@dataclass
+class AGapEVTerms:
+    """A-GapE-V's per-arm terms for the speed path (:meth:`AGapEV.arm_terms`)."""
+
+    means: np.ndarray
+    counts: np.ndarray
+    variances: np.ndarray
+    #: The width's ``T`` (the counts, plus pending pulls if ``pending_in_width``).
+    pulls: np.ndarray
+
+
 class AGapEV(GapIndexPolicy):
     """A-GapE-V: GapE-V whose ``a`` is re-estimated at every step from the statistics.
 
     Source: Gabillon et al. 2011 introduce the adaptive variant without a complete
-    definition; the only concrete one is Bachman & Precup's implementation (cited by seed
-    003), adopted by armlab: with ``D+ = gap + sqrt(1/(2T))`` and
+    definition; the only concrete one is Bachman & Precup's implementation,
+    adopted by armlab: with ``D+ = gap + sqrt(1/(2T))`` and
     ``v- = max(0, v - sqrt(2/(T-1)))``, ``H-hat = sum_k (v- + sqrt(v-^2 + (16/3) b D+))^2 / D+^2``,
     ``a = theta (n - 2K) / H-hat`` and GapE-V's index with that ``a``
     (:func:`~armlab.plugins.fixed_budget.gape_index.agapev_index`).  No oracle input, so it
@@ -282,75 +281,60 @@ class AGapEV(GapIndexPolicy):
     name = "agapev"
     Params = AGapEVParams
     init_pulls = 2
-    warmup_observations = 2
+    need = 2
     #: Whether the width's ``T`` counts pending pulls (observed + pending) or observations only.
     pending_in_width: ClassVar[bool] = True
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        self._kept: KeptIndex | None = None  # built at first use: a subclass may set top_m after reset
-        self._buffers = np.empty((2, replicas, problem.n_arms))
+        self._terms: GapTerms[AGapEVTerms] | None = None  # built at first use: a subclass may set top_m after reset
 
-    def sample_statistics(self, stats: ArmStats, at: At = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Observation counts, means and unbiased variances the index uses, ``(R, K)`` or at
-        ``at`` (see :data:`~armlab.plugins.fixed_budget.gape_index.At`); counts are floored at
-        2 so the estimator stays finite for arms still in warm-up.  Per arm: each arm's values
-        depend only on its own statistics (so that they can be kept between steps)."""
-        if at is None:
-            return np.maximum(stats.counts, 2.0), stats.means, stats.variances(ddof=1)
-        flat = at[1]
-        counts = stats.counts.reshape(-1)[flat]
-        return np.maximum(counts, 2.0), stats.means.reshape(-1)[flat], _variances_at(stats, flat, counts)
+    @property
+    def gap_style(self) -> GapStyle:  # type: ignore[override]
+        return self.params.gaps
 
-    def gaps(self, means: np.ndarray) -> np.ndarray:
-        """Empirical gaps ``(R, K)`` of ``means`` (see the ``gaps`` parameter)."""
-        return empirical_gaps(means, self.top_m, self.params.gaps)
+    def sample_statistics(self, stats: ArmStats, arms: Arms = EVERY_ARM) -> SampleStatistics:
+        """Observation counts, means and unbiased variances the index uses, of ``arms``.  Each
+        arm's values depend only on its own statistics."""
+        counts = np.maximum(arms.of(stats.counts), 2.0)
+        return SampleStatistics(counts, arms.of(stats.means), arms.sample_variances(stats))
 
-    def _width_pulls(self, stats: ArmStats, counts: np.ndarray, at: At = None) -> np.ndarray:
-        """The width's ``T`` for :meth:`sample_statistics`' ``counts`` at ``at``."""
-        if not self.pending_in_width:
-            return counts
-        return counts + (stats.pending if at is None else stats.pending.reshape(-1)[at[1]])
+    def width_pulls(self, stats: ArmStats, counts: np.ndarray, arms: Arms = EVERY_ARM) -> np.ndarray:
+        """The width's ``T`` of ``arms`` with :meth:`sample_statistics`' ``counts``."""
+        return counts + arms.of(stats.pending) if self.pending_in_width else counts
 
     def index(self, stats: ArmStats) -> np.ndarray:
+        """``B_k = -gap_k + sqrt(2 a v_k / T_k) + 7 a b / (3 (T_k - 1))``, ``a = theta (n - 2K) / H-hat``."""
         counts, means, variances = self.sample_statistics(stats)
-        return agapev_index(self.gaps(means), variances, counts, self._width_pulls(stats, counts),
-                            self.problem.budget, self.params.b, self.params.theta)
+        gaps = self.gaps(means)
+        complexity_terms = agapev_complexity_terms(gaps, variances, counts, self.params.b)  # H-hat = sum_k h_k
+        return self.index_from(gaps, complexity_terms, variances, self.width_pulls(stats, counts))
 
-    def arm_terms(self, stats: ArmStats, at: At) -> tuple[np.ndarray, ...]:
-        """What the index needs of each arm beyond its gap (per-arm terms for :class:`KeptIndex`):
-        the complexity's optimism ``sqrt(1/(2T))`` and ``v-``
-        (:func:`~armlab.plugins.fixed_budget.gape_index.agapev_arm_terms`), the variance, the
-        pulls ``T``, ``3 (T - 1)``, and last the mean the gap is of."""
-        counts, means, variances = self.sample_statistics(stats, at)
-        pulls = self._width_pulls(stats, counts, at)
-        return *agapev_arm_terms(variances, counts), variances, pulls, 3.0 * (pulls - 1.0), means
+    def index_from(self, gaps: np.ndarray, complexity_terms: np.ndarray, variances: np.ndarray,
+                   pulls: np.ndarray) -> np.ndarray:
+        """``B_k`` from the gaps, the terms ``h_k`` of ``H-hat = sum_k h_k``, the variances and
+        the width's ``T``."""
+        k = gaps.shape[-1]
+        a = self.params.theta * (self.problem.budget - 2 * k) / complexity_terms.sum(axis=-1)
+        return gapev_width(variances, pulls, a[:, None], self.params.b) - gaps
 
-    def _complexity_terms(self, terms: Sequence[np.ndarray], gaps: np.ndarray) -> np.ndarray:
-        """The per-arm terms of ``H-hat`` from :meth:`arm_terms` and the gaps."""
-        return agapev_terms_from(gaps, *terms[:2], self.params.b)
+    def arm_terms(self, stats: ArmStats, arms: Arms) -> AGapEVTerms:
+        """The speed path's terms of ``arms``: what :meth:`index` reads of them."""
+        counts, means, variances = self.sample_statistics(stats, arms)
+        return AGapEVTerms(means, counts, variances, self.width_pulls(stats, counts, arms))
 
     def current_index(self, stats: ArmStats) -> np.ndarray:
-        if self._kept is None:
-            # gaps are kept only for the built-in gap definitions; they are of the last of
-            # arm_terms, and H-hat's terms read its first two
-            style = self.params.gaps if type(self).gaps is AGapEV.gaps else None
-            self._kept = KeptIndex(self.arm_terms, stats.counts.shape[0], style, self._complexity_terms,
-                                   self.top_m, means=-1, derive_reads=2, pending=self.pending_in_width)
-        terms, gaps, complexity_terms = self._kept.current(stats)
-        if not gaps.size:
-            gaps = self.gaps(terms[-1])
-            complexity_terms = self._complexity_terms(terms, gaps)
-        variances, pulls, bernstein = terms[2:5]
-        a = self.params.theta * (self.problem.budget - 2 * gaps.shape[-1]) / complexity_terms.sum(axis=-1)
-        a = a[:, None]
-        # gapev_index(gaps, variances, pulls, a, b) with 3 (T - 1) kept, in two buffers
-        index, extra = self._buffers
-        np.sqrt(np.divide(np.multiply(2.0 * a, variances, out=index), pulls, out=index), out=index)
-        np.add(index, np.divide(7.0 * a * self.params.b, bernstein, out=extra), out=index)
-        return np.subtract(index, gaps, out=index)
+        if type(self).gaps is not GapIndexPolicy.gaps:  # gaps of its own: not kept
+            return self.index(stats)
+        if self._terms is None:
+            b = self.params.b
+            self._terms = GapTerms(
+                self.arm_terms, top_m=self.top_m, style=self.gap_style, reads_pending=self.pending_in_width,
+                gap_term=lambda terms, gaps: agapev_complexity_terms(gaps, terms.variances, terms.counts, b),
+            )
+        kept = self._terms.current(stats)
+        return self.index_from(kept.gaps, kept.gap_terms, kept.terms.variances, kept.terms.pulls)
 
-    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        if self._kept is not None:
-            self._kept.observed(stats, rows, arms)
-
+    def update(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
+        if self._terms is not None:
+            self._terms.observed(stats, rows, arms)

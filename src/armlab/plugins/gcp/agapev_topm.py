@@ -4,31 +4,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from armlab.plugins.fixed_budget.gape import AGapEV, AGapEVParams
-from armlab.plugins.fixed_budget.gape_index import At
-from armlab.plugins.gcp.arm_rules import GreedyConfidencePursuitParams, GreedyConfidencePursuitRule
+from armlab.plugins._fast.gap_terms import EVERY_ARM, Arms
+from armlab.plugins.fixed_budget.gape import AGapEV, AGapEVParams, SampleStatistics
+from armlab.plugins.gcp.arm_rules import (
+    GreedyConfidencePursuitParams,
+    GreedyConfidencePursuitRule,
+)
 from armlab.stats import ArmStats
 
 __all__ = ["AGapEVTopM", "with_prior_pseudo_observations"]
 
 
-def with_prior_pseudo_observations(stats: ArmStats, at: At = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counts, means and unbiased variances ``(R, K)`` of every arm's rewards plus the Beta(1, 1)
-    prior's two pseudo-observations (one 1 and one 0), as Bachman & Precup's code keeps them;
-    or those of single arms at ``at`` (see :data:`~armlab.plugins.fixed_budget.gape_index.At`).
+def with_prior_pseudo_observations(stats: ArmStats, arms: Arms = EVERY_ARM) -> SampleStatistics:
+    """Counts, means and unbiased variances of ``arms``' rewards (every arm: ``(R, K)``) plus the
+    Beta(1, 1) prior's two pseudo-observations (one 1 and one 0), as Bachman & Precup's code
+    keeps them.
 
     The pseudo-observations (mean 1/2, sum of squared deviations 1/2) are merged with the
     observed ``(n, mean, M2)`` by the parallel-variance formula, so counts are at least 2 and
     the Bernstein width stays finite from the first step.
     """
-    counts, observed_means, observed_m2 = (stats.counts, stats.means, stats.m2) if at is None else (
-        stats.counts.reshape(-1)[at[1]], stats.means.reshape(-1)[at[1]], stats.m2.reshape(-1)[at[1]])
-    n = counts.astype(np.float64)
+    n = arms.of(stats.counts).astype(np.float64)
+    observed_means, observed_m2 = arms.of(stats.means), arms.of(stats.m2)
     total = n + 2.0
     delta = 0.5 - observed_means
     means = observed_means + 2.0 * delta / total
     m2 = observed_m2 + 0.5 + delta**2 * n * 2.0 / total
-    return total, means, m2 / (total - 1.0)
+    return SampleStatistics(total, means, m2 / (total - 1.0))
 
 
 class AGapEVTopMParams(AGapEVParams, GreedyConfidencePursuitParams):
@@ -56,11 +58,11 @@ class AGapEVTopM(GreedyConfidencePursuitRule, AGapEV):
 
     name = "agapev-topm"
     Params = AGapEVTopMParams
-    warmup_observations = 0  # the pseudo-observations make every count valid
+    need = 0  # the pseudo-observations make every count valid
     pending_in_width = False  # see "Pending pulls" above
 
-    def sample_statistics(self, stats: ArmStats, at: At = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return with_prior_pseudo_observations(stats, at)
+    def sample_statistics(self, stats: ArmStats, arms: Arms = EVERY_ARM) -> SampleStatistics:
+        return with_prior_pseudo_observations(stats, arms)
 
     def choose(self, stats: ArmStats) -> np.ndarray:
         return AGapEV.select(self, stats)

@@ -1,26 +1,35 @@
 """The greedy-confidence-pursuit paper's single-bandit top-m arm rules (Bachman & Precup): the Bayes rule (Alg. 2) and
 the PAC baseline (LUCB1 as used there).  The UCB baseline (A-GapE-V for top-m) lives in
-:mod:`armlab.plugins.gcp.agapev_topm`.  Definitions: docs/algorithms/greedy-confidence-pursuit.md,
-docs/algorithms/greedy-confidence-pursuit.md.
+:mod:`armlab.plugins.gcp.agapev_topm`.  Definitions: docs/algorithms/greedy-confidence-pursuit.md.
 
 All rules share the greedy-confidence-pursuit paper's model: a Beta(1, 1) posterior per arm built from the run's
 statistics (successes = sum of rewards, so rewards must lie in [0, 1]), a round-robin
 warm-up of ``warmup_per_arm`` pulls per arm (the authors' code: 10 for single bandits), and
 the MAP top-m group (largest posterior means, ties: lower index) as the answer.
+
+Speed paths: once every arm of every replica has its warm-up results the round robin is no
+longer checked (:class:`~armlab.plugins._fast.warm_arms.WarmArms`), and PAC keeps its posterior
+means, trial counts and gaps between steps (:class:`~armlab.plugins._fast.gap_terms.GapTerms`).
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import ClassVar
+from dataclasses import dataclass
 
 import numpy as np
 from pydantic import Field
 
 from armlab.complexity import midpoint_gaps
 from armlab.errors import ConfigError
-from armlab.plugins.fixed_budget.gape_index import At, GapStyle, KeptIndex
-from armlab.plugins.fixed_confidence.common import SET_OBJECTIVES, as_answer, require_top_m, smallest_m
+from armlab.plugins._fast.gap_terms import EVERY_ARM, Arms, GapTerms
+from armlab.plugins._fast.warm_arms import WarmArms
+from armlab.plugins.fixed_confidence.common import (
+    SET_OBJECTIVES,
+    as_answer,
+    require_top_m,
+    smallest_m,
+)
 from armlab.plugins.fixed_confidence.lucb1 import lucb_width
 from armlab.plugins.gcp.confidence import beta_posterior
 from armlab.plugins.interfaces import PluginParams, Policy
@@ -28,7 +37,7 @@ from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["BayesTopM", "PACTopM", "GreedyConfidencePursuitParams", "GreedyConfidencePursuitRule"]
+__all__ = ["BayesTopM", "GreedyConfidencePursuitParams", "GreedyConfidencePursuitRule", "PACTopM"]
 
 #: Smallest standard deviation used to normalise sampled gaps (avoids 0/0 at r = 0 or 1).
 _SD_FLOOR = 1e-12
@@ -47,9 +56,6 @@ class GreedyConfidencePursuitRule(Policy):
 
     objectives = SET_OBJECTIVES
     Params = GreedyConfidencePursuitParams
-    #: Gaps of the posterior means kept with them (``None``: none), for a rule that reads them
-    #: at every step.
-    posterior_gaps: ClassVar[GapStyle | None] = None
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -67,51 +73,31 @@ class GreedyConfidencePursuitRule(Policy):
                 f"for each of {problem.n_arms} arms uses {warmup} trials, the whole budget "
                 f"{problem.budget}; lower warmup_per_arm or raise [problem] budget"
             )
-        self._warmed_up = False  # every arm of every replica has warmup_per_arm observations
-        self._posterior = KeptIndex(self._posterior_at, replicas, self.posterior_gaps, top_m=self.top_m,
-                                    means=0, pending=False)
+        # speed path: once every arm of every replica has its warm-up results, the round robin is skipped
+        self._round_robin_done = WarmArms(need=self.params.warmup_per_arm)
 
     @staticmethod
-    def outcomes(stats: ArmStats, flat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Successes (sums of rewards) and failures ``(R, K)``, or of the arms at flat positions
-        ``flat`` (:meth:`ArmStats.flat_index`)."""
-        counts, means = (stats.counts, stats.means) if flat is None else (
-            stats.counts.reshape(-1)[flat], stats.means.reshape(-1)[flat])
-        counts = counts.astype(np.float64)
-        successes = counts * means
+    def outcomes(stats: ArmStats, arms: Arms = EVERY_ARM) -> tuple[np.ndarray, np.ndarray]:
+        """Successes (sums of rewards) and failures of ``arms`` (every arm: ``(R, K)``)."""
+        counts = arms.of(stats.counts).astype(np.float64)
+        successes = counts * arms.of(stats.means)
         return successes, counts - successes
 
-    def _posterior_at(self, stats: ArmStats, at: At) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and real trial counts of every arm, or of the arms at ``at``."""
-        return beta_posterior(*self.outcomes(stats, None if at is None else at[1]))
-
     def posterior(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and real trial counts ``(R, K)`` (Beta(1, 1) prior); read only.
-
-        Kept between steps in a :class:`~armlab.plugins.fixed_budget.gape_index.KeptIndex`
-        (with the gaps of :attr:`posterior_gaps`): :meth:`update` recomputes the arms that got
-        results, and everything is recomputed when the observation counts show a change it
-        was not told of (statistics changed outside the engine).
-        """
-        means, trials = self._posterior.current(stats)[0]
-        return means, trials
-
-    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        self._posterior.observed(stats, rows, arms)
-        super().update(stats, rows, arms, rewards)
+        """Posterior means and real trial counts ``(R, K)`` (Beta(1, 1) prior)."""
+        return beta_posterior(*self.outcomes(stats))
 
     @abstractmethod
     def choose(self, stats: ArmStats) -> np.ndarray:
         """The rule's arms ``(R,)`` (only used for replicas past their warm-up)."""
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        if self._warmed_up:
+        """The round robin of the warm-up (``warmup_per_arm`` pulls of every arm), then :meth:`choose`."""
+        if self._round_robin_done.all_warm(stats):
             return self.choose(stats)
         pulls = stats.pulls
         round_robin = np.argmin(pulls, axis=1)
         ready = pulls.min(axis=1) >= self.params.warmup_per_arm
-        # observations never go away, so from here on every replica stays ready
-        self._warmed_up = bool(stats.counts.min() >= self.params.warmup_per_arm)
         if not ready.any():
             return round_robin
         return np.where(ready, self.choose(stats), round_robin)
@@ -176,6 +162,16 @@ class BayesTopM(GreedyConfidencePursuitRule):
         return arms
 
 
+@dataclass
+class PosteriorTerms:
+    """PAC's per-arm terms for the speed path."""
+
+    #: Posterior means ``rbar_j`` (their gaps are ``|rbar_j - g|``).
+    means: np.ndarray
+    #: Real trial counts ``t_j``.
+    trials: np.ndarray
+
+
 class PACParams(GreedyConfidencePursuitParams):
     delta: float = Field(0.05, gt=0, lt=1, description="confidence parameter of the width (paper: 0.05; code: 0.95)")
 
@@ -198,12 +194,34 @@ class PACTopM(GreedyConfidencePursuitRule):
     name = "pac"
     Params = PACParams
 
-    # the midpoint gaps kept with the posterior: they move for all arms only when a result
-    # moves the m-th or (m+1)-th largest mean
-    posterior_gaps = "midpoint"
+    def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
+        super().reset(problem, replicas, rng)
+        # speed path: posterior means, trial counts and gaps kept between steps
+        self._terms = GapTerms(self.arm_terms, top_m=self.top_m, style="midpoint", reads_pending=False)
+
+    def index(self, stats: ArmStats) -> np.ndarray:
+        """``-|rbar_j - g| + beta_j`` (the gap to the midpoint ``g``, LUCB1's width)."""
+        means, trials = self.posterior(stats)
+        return self.index_from(midpoint_gaps(means, self.top_m), trials, stats)
+
+    def index_from(self, gaps: np.ndarray, trials: np.ndarray, stats: ArmStats) -> np.ndarray:
+        """The index from the gaps ``|rbar_j - g|`` and the trial counts ``t_j``."""
+        total = np.maximum(stats.observed, 1)[:, None]
+        return lucb_width(trials, total, stats.n_arms, self.params.delta) - gaps
+
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        """:meth:`index`, from the posterior terms and gaps kept between steps."""
+        kept = self._terms.current(stats)
+        return self.index_from(kept.gaps, kept.terms.trials, stats)
 
     def choose(self, stats: ArmStats) -> np.ndarray:
-        (_, trials), gaps, _ = self._posterior.current(stats)
-        total = np.maximum(stats.observed, 1)[:, None]
-        width = lucb_width(trials, total, stats.n_arms, self.params.delta)
-        return np.argmax(np.subtract(width, gaps, out=width), axis=1)
+        return np.argmax(self.current_index(stats), axis=1)
+
+    def arm_terms(self, stats: ArmStats, arms: Arms) -> PosteriorTerms:
+        """The speed path's terms of ``arms``: posterior means and trial counts."""
+        means, trials = beta_posterior(*self.outcomes(stats, arms))
+        return PosteriorTerms(means, trials)
+
+    def update(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
+        self._terms.observed(stats, rows, arms)
+
