@@ -31,7 +31,7 @@ from armlab.complexity import gaps_to_boundary, mth_largest
 from armlab.plugins import _fast
 from armlab.stats import ArmStats
 
-__all__ = ["EVERY_ARM", "ArmTerms", "Arms", "GapTerms"]
+__all__ = ["EVERY_ARM", "Arms", "GapTerms", "TermsWithMeans"]
 
 
 @dataclass(frozen=True)
@@ -67,13 +67,13 @@ class Arms:
 EVERY_ARM = Arms()
 
 
-class ArmTerms(Protocol):
+class TermsWithMeans(Protocol):
     """A policy's per-arm terms: a dataclass of arrays, one of them the means the gaps are of."""
 
     means: np.ndarray
 
 
-Terms = TypeVar("Terms", bound=ArmTerms)
+Terms = TypeVar("Terms", bound=TermsWithMeans)
 
 
 class GapTerms(Generic[Terms]):
