@@ -21,11 +21,11 @@ def test_index_by_hand(drive):
     policy = APT()
     stats = _crafted(drive, policy)
     # sqrt(n) (|mean - 0.5| + 0.05): 2 * 0.25, 1 * 0.10, 3 * 0.07
-    np.testing.assert_allclose(policy.key(stats)[0], [0.5, 0.1, 0.21])
+    np.testing.assert_allclose(-policy.index(stats)[0], [0.5, 0.1, 0.21])
     assert int(policy.select(stats)[0]) == 1
     policy = APT({"epsilon": 0.0})
     stats = _crafted(drive, policy)
-    np.testing.assert_allclose(policy.key(stats)[0], [0.4, 0.05, 0.06])
+    np.testing.assert_allclose(-policy.index(stats)[0], [0.4, 0.05, 0.06])
 
 
 def test_first_pulls_in_index_order(drive):

@@ -62,7 +62,7 @@ def test_augucb_radius_and_key_by_hand(drive):
     assert s[0] == pytest.approx(math.sqrt(0.694691 / 4), rel=1e-5)
     assert s[1] == pytest.approx(math.sqrt((0.4321848 + 0.694691) / 20), rel=1e-5)
     # key |mean - tau| - 2 s: arm 0: 0.4 - 0.833481; arm 1: 0.12 - 0.474737; arm 2: 0 - 2 sqrt(0.694691/25)
-    key = policy.key(stats)[0]
+    key = -policy.index(stats)[0]
     np.testing.assert_allclose(key[:3], [0.4 - 0.833481, 0.12 - 0.474737, -2 * math.sqrt(0.694691 / 25)], rtol=1e-5)
     assert int(policy.select(stats)[0]) == 0  # -0.4335 is the lowest
 
@@ -184,7 +184,7 @@ def test_ucbev_code_index_by_hand(drive):
     # arm 0: 0 + 3.5 / 2 = 1.75 -> 0.2 - 1.75 = -1.55
     # arm 1: sqrt(0.02 / 4) + 3.5 / 11 = 0.070711 + 0.318182 -> 0.05 - 0.388893 = -0.338893
     # arm 2: sqrt(0.01 / 2) + 3.5 / 5 = 0.070711 + 0.7 -> 0.1 - 0.770711 = -0.670711
-    np.testing.assert_allclose(policy.key(stats)[0], [-1.55, -0.338893, -0.670711], rtol=1e-5)
+    np.testing.assert_allclose(-policy.index(stats)[0], [-1.55, -0.338893, -0.670711], rtol=1e-5)
     assert int(policy.select(stats)[0]) == 0
 
 

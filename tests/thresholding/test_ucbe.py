@@ -44,7 +44,7 @@ def test_threshold_index_by_hand(drive):
     policy = UCBE({"a": 0.36})
     stats = _crafted(drive, policy)
     # |mean - 0.5| - sqrt(0.36 / n): 0.2 - 0.6, 0.08 - 0.3, 0.11 - 0.2, 0.38 - 0.15
-    np.testing.assert_allclose(policy.key(stats)[0], [-0.4, -0.22, -0.09, 0.23])
+    np.testing.assert_allclose(-policy.index(stats)[0], [-0.4, -0.22, -0.09, 0.23])
     assert int(policy.select(stats)[0]) == 0
 
 
@@ -52,7 +52,7 @@ def test_best_arm_index_by_hand(drive):
     policy = UCBE({"a": 0.36})
     stats = _crafted(drive, policy, Objective.BEST_ARM)
     # mean + sqrt(0.36 / n): 0.9, 0.72, 0.81, 1.03 -> arm 3; recommend the best mean
-    np.testing.assert_allclose(-policy.key(stats)[0], [0.9, 0.72, 0.81, 1.03])
+    np.testing.assert_allclose(policy.index(stats)[0], [0.9, 0.72, 0.81, 1.03])
     assert int(policy.select(stats)[0]) == 3
     assert int(policy.recommend(stats)[0]) == 3
 

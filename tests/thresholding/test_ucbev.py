@@ -33,12 +33,12 @@ def test_index_by_hand(drive):
     stats.observed[0] = stats.dispatched[0] = 7
     # arm 0: 0.2 - (sqrt(2 0.5 0.08 / 2) + 7 0.5 / (3 1)) = 0.2 - (0.2 + 1.16667) = -1.16667
     # arm 1: 0.05 - (sqrt(2 0.5 0.02 / 5) + 7 0.5 / (3 4)) = 0.05 - (0.063246 + 0.291667) = -0.304912
-    np.testing.assert_allclose(policy.key(stats)[0], [-1.166667, -0.304912], rtol=1e-5)
+    np.testing.assert_allclose(-policy.index(stats)[0], [-1.166667, -0.304912], rtol=1e-5)
     assert int(policy.select(stats)[0]) == 0
     # b scales the second term only
     wide = UCBEV({"a": 0.5, "b": 2.0})
     drive.start(wide, drive.problem(MEANS, 100, variances=VARIANCES))
-    assert wide.key(stats)[0, 1] == pytest.approx(0.05 - (0.063246 + 0.583333), rel=1e-5)
+    assert -wide.index(stats)[0, 1] == pytest.approx(0.05 - (0.063246 + 0.583333), rel=1e-5)
 
 
 def test_two_initial_pulls_per_arm(drive):

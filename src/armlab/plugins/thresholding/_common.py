@@ -15,6 +15,7 @@ observed statistics only.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -23,7 +24,7 @@ from pydantic import Field
 
 from armlab.errors import ConfigError
 from armlab.plugins._fast.incremental_index import IncrementalIndex
-from armlab.plugins._fast.warm_arms import WarmArms
+from armlab.plugins.index_policy import IndexPolicy
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.plugins.selection import TieBreak, tie_break_field
 from armlab.problem import Problem, Truth
@@ -31,6 +32,7 @@ from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
 __all__ = [
+    "ArmView",
     "ArmwiseKeyPolicy",
     "IndexParams",
     "OracleIndexParams",
@@ -137,41 +139,88 @@ def exploration_parameter(
     return params.a_scale * numerator / np.broadcast_to(value, (replicas,))
 
 
-class ArmwiseKeyPolicy(Policy):
-    """An index policy whose key for an arm depends only on that arm's statistics (APT,
-    UCB-E, UCBEV): after ``need`` pulls of every arm, pull the arm of lowest key.
+class ArmView:
+    """The statistics of some arms, entry by entry, for a rule stated arm by arm.
 
-    Subclasses give the key at flat positions, :meth:`key_at`; the key is then kept current
-    by recomputing only the arms observed at each step (:class:`IncrementalIndex`), so a step
-    costs one pass over the arms instead of several.  Ties and the initial pulls are as in
-    :func:`~armlab.plugins.selection.select_by_index`.
+    :meth:`every` views every arm of every replica, shape ``(R, K)``; :meth:`at` the arms at
+    flat positions ``flat`` (:meth:`ArmStats.flat_index`) of replicas ``rows``, 1-d.  A rule
+    written with these fields, and :meth:`per_replica` for a constant of each replica, reads
+    the same and gives the same numbers on both.
     """
 
-    honours_inactive_arms = True  # it selects among the active arms only
+    def __init__(self, stats: ArmStats, rows: np.ndarray | None = None, flat: np.ndarray | None = None) -> None:
+        self._stats, self._rows, self._flat = stats, rows, flat
 
-    need: int = 1
+    @classmethod
+    def every(cls, stats: ArmStats) -> ArmView:
+        return cls(stats)
+
+    @classmethod
+    def at(cls, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> ArmView:
+        return cls(stats, rows, flat)
+
+    def _entries(self, values: np.ndarray) -> np.ndarray:
+        return values if self._flat is None else values.reshape(-1)[self._flat]
+
+    @property
+    def pulls(self) -> np.ndarray:
+        """``n_i`` of an index: pulls dispatched, observed or pending."""
+        return self._stats.pulls if self._flat is None else self._stats.pulls_at(self._flat)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Observed results (what eliminations count)."""
+        return self._entries(self._stats.counts)
+
+    @property
+    def means(self) -> np.ndarray:
+        """Empirical means of the observed results (0 before any)."""
+        return self._entries(self._stats.means)
+
+    @property
+    def active(self) -> np.ndarray:
+        """Whether the arm is still active (not eliminated)."""
+        return self._entries(self._stats.active)
+
+    def variances(self, ddof: int = 0) -> np.ndarray:
+        """Empirical variances of the observed results: ``ddof = 0`` the biased ``v_i``,
+        ``ddof = 1`` the unbiased ``s_i^2``; 0 with ``ddof`` results or fewer (their ``M2`` is 0)."""
+        return self._entries(self._stats.m2) / np.maximum(self.counts - ddof, 1)
+
+    def per_replica(self, values: np.ndarray) -> np.ndarray:
+        """A value per replica ``(R,)``, spread over the viewed arms."""
+        return values[:, None] if self._rows is None else values[self._rows]
+
+
+class ArmwiseKeyPolicy(IndexPolicy):
+    """A thresholding index policy (APT, UCB-E, UCBEV, AugUCB): once every arm has ``need``
+    results, pull the active arm of lowest :meth:`key`.
+
+    Subclasses state the key as their paper prints it, arm by arm, on an :class:`ArmView`.
+    The index maximised by :class:`~armlab.plugins.index_policy.IndexPolicy` is the key
+    negated.  An arm's key depends on that arm's statistics and on constants of its replica
+    only, so the index is kept by an
+    :class:`~armlab.plugins._fast.incremental_index.IncrementalIndex`, which recomputes only
+    the arms just observed (:meth:`current_index`); a subclass that changes a replica's
+    constants calls ``self.kept_index.refresh_rows``.
+    """
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        self._negated_key = IncrementalIndex(lambda s, rows, flat: -self.key_at(s, rows, flat), replicas, problem.n_arms)
-        self._warmup = WarmArms(need=self.need)
+        self.kept_index = IncrementalIndex(self._index_at, replicas, problem.n_arms)
 
-    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
-        """The key (to minimise) at flat positions ``flat`` of replicas ``rows``."""
-        raise NotImplementedError
+    @abstractmethod
+    def key(self, arm: ArmView) -> np.ndarray:
+        """The key of the viewed arms, to minimise."""
 
-    def key(self, stats: ArmStats) -> np.ndarray:
-        """The key of every arm, ``(R, K)``, recomputed."""
-        return -self._negated_key.compute(stats)
+    def index(self, stats: ArmStats) -> np.ndarray:
+        return -self.key(ArmView.every(stats))
+
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        return self.kept_index.current(stats)
 
     def update(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
-        self._negated_key.observed(stats, rows, arms)
+        self.kept_index.observed(stats, rows, arms)
 
-    def select(self, stats: ArmStats) -> np.ndarray:
-        rng = self.rng if self.params.tie_break == "random" else None
-        return self._warmup.select(stats, self._negated_key.current(stats), rng)
-
-
-def gathered(stats: ArmStats, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Observed counts, pulls (observed + pending) and means at flat positions."""
-    return stats.counts.reshape(-1)[flat], stats.pulls_at(flat), stats.means.reshape(-1)[flat]
+    def _index_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        return -self.key(ArmView.at(stats, rows, flat))

@@ -5,15 +5,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.thresholding._common import (
-    ArmwiseKeyPolicy,
-    IndexParams,
-    gathered,
-    threshold_of,
-)
+from armlab.plugins.thresholding._common import ArmView, ArmwiseKeyPolicy, IndexParams, threshold_of
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
-from armlab.stats import ArmStats
 
 
 class APTParams(IndexParams):
@@ -23,7 +17,8 @@ class APTParams(IndexParams):
 
 
 class APT(ArmwiseKeyPolicy):
-    """APT: after one pull of each arm, pull ``argmin_i sqrt(n_i) * (|mean_i - tau| + epsilon)``.
+    """APT: after one pull of each arm, pull ``argmin_i sqrt(n_i) * (|mean_i - tau| + epsilon)``
+    (docs/algorithms/thresholding.md).
 
     Source: Locatelli et al. (ICML 2016), as run by Mukherjee et al. (2017).  Anytime:
     needs neither the budget nor a complexity.  Analysed for sub-Gaussian rewards; runs on
@@ -43,7 +38,6 @@ class APT(ArmwiseKeyPolicy):
         super().reset(problem, replicas, rng)
         self.threshold = threshold_of(self, problem)
 
-    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
-        """APT's index ``sqrt(n_i) (|mean_i - tau| + epsilon)`` (pull the lowest)."""
-        _, pulls, means = gathered(stats, flat)
-        return np.sqrt(pulls) * (np.abs(means - self.threshold) + self.params.epsilon)
+    def key(self, arm: ArmView) -> np.ndarray:
+        """``sqrt(n_i) (|mean_i - tau| + epsilon)``."""
+        return np.sqrt(arm.pulls) * (np.abs(arm.means - self.threshold) + self.params.epsilon)

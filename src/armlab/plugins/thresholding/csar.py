@@ -102,7 +102,24 @@ class CSAR(Policy):
         #: per replica the undecided arms in index order, then the decided ones
         self.undecided_first = np.tile(np.arange(k), (replicas, 1))
 
-    def _advance(self, stats: ArmStats) -> None:
+    def select(self, stats: ArmStats) -> np.ndarray:
+        if self.params.variant == "authors-code":
+            return self._authors_code_select(stats)
+        return self._paper_select(stats)
+
+    # -- "paper": accept or reject ------------------------------------------------------------
+    def _paper_select(self, stats: ArmStats) -> np.ndarray:
+        """End the phases whose pulls are all dispatched, then the next arm of the phase's
+        round robin over the undecided arms (index order); STOPPED after phase K."""
+        self._end_phases(stats)
+        k = stats.n_arms
+        phase = np.minimum(self.phase, k - 1)
+        pulls_into_phase = stats.dispatched - self.phase_start[phase]
+        rank = pulls_into_phase % (k - phase)  # k - phase undecided arms
+        arms = self.undecided_first[np.arange(stats.replicas), rank]
+        return np.where(self.phase >= k, STOPPED, arms)
+
+    def _end_phases(self, stats: ArmStats) -> None:
         """Decide one arm per phase whose pulls are all dispatched (several for empty phases)."""
         due = np.searchsorted(self.phase_start[1:], stats.dispatched, side="right")
         while True:
@@ -113,6 +130,9 @@ class CSAR(Policy):
             self.phase[rows] += 1
 
     def _decide(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """The undecided arm farthest from tau (lowest index on ties; an arm without results,
+        possible with delays, only if no undecided arm has any) is accepted if its mean is at
+        least tau, else rejected."""
         undecided = stats.active[rows]
         seen = stats.counts[rows] > 0
         distance = np.abs(stats.means[rows] - self.threshold)
@@ -123,33 +143,23 @@ class CSAR(Policy):
         stats.active[rows, arm] = False
         self.undecided_first[rows] = np.argsort(~stats.active[rows], axis=1, kind="stable")
 
-    def select(self, stats: ArmStats) -> np.ndarray:
-        if self.params.variant == "authors-code":
-            return self._code_select(stats)
-        self._advance(stats)
-        k = stats.n_arms
-        phase = np.minimum(self.phase, k - 1)
-        offset = stats.dispatched - self.phase_start[phase]
-        rank = offset % (k - phase)
-        arms = self.undecided_first[np.arange(stats.replicas), rank]
-        return np.where(self.phase >= k, STOPPED, arms)
-
-    def _code_select(self, stats: ArmStats) -> np.ndarray:
-        """Authors' code: end every phase whose pulls are all dispatched (rejecting at most one
-        arm each), then pull the active arm with the fewest pulls, lowest index first."""
+    # -- "authors-code": reject only ----------------------------------------------------------
+    def _authors_code_select(self, stats: ArmStats) -> np.ndarray:
+        """The active arm with the fewest pulls (lowest index first); once it has the phase's
+        ``n_k``, the phase is over: reject (at most one arm) and look again; STOPPED after
+        phase K - 1."""
         k = stats.n_arms
         while True:
+            pulls = np.where(stats.active, stats.pulls, np.iinfo(np.int64).max)
+            fewest = np.argmin(pulls, axis=1)
             target = self.code_lengths[np.minimum(self.phase, k - 1)]
-            fewest = np.where(stats.active, stats.pulls, np.iinfo(np.int64).max).min(axis=1)
-            rows = np.flatnonzero((self.phase < k) & (fewest >= target))
+            rows = np.flatnonzero((self.phase < k) & (pulls[np.arange(stats.replicas), fewest] >= target))
             if rows.size == 0:
-                break
-            self._code_reject(stats, rows)
+                return np.where(self.phase >= k, STOPPED, fewest)
+            self._reject_lowest_below_tau(stats, rows)
             self.phase[rows] += 1
-        arms = np.argmin(np.where(stats.active, stats.pulls, np.iinfo(np.int64).max), axis=1)
-        return np.where(self.phase >= k, STOPPED, arms)
 
-    def _code_reject(self, stats: ArmStats, rows: np.ndarray) -> None:
+    def _reject_lowest_below_tau(self, stats: ArmStats, rows: np.ndarray) -> None:
         """Reject the active arm of lowest mean among the active arms with ``mean < tau``, if any."""
         below = stats.active[rows] & (stats.counts[rows] > 0) & (stats.means[rows] < self.threshold)
         arm = np.argmin(np.where(below, stats.means[rows], np.inf), axis=1)

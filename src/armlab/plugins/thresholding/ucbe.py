@@ -7,19 +7,18 @@ import numpy as np
 from armlab.complexity import best_arm_gaps, h1, tbp_gaps
 from armlab.errors import ConfigError
 from armlab.plugins.thresholding._common import (
+    ArmView,
     ArmwiseKeyPolicy,
     OracleIndexParams,
     Variant,
     authors_code_gaps,
     exploration_parameter,
-    gathered,
     require_budget,
     threshold_of,
     variant_field,
 )
 from armlab.problem import Objective, Problem, Truth
 from armlab.random import KeyedRandom
-from armlab.stats import ArmStats
 
 
 class UCBEParams(OracleIndexParams):
@@ -30,7 +29,7 @@ class UCBEParams(OracleIndexParams):
 
 
 class UCBE(ArmwiseKeyPolicy):
-    """UCB-E with width ``sqrt(a / n_i)``, after one pull of each arm.
+    """UCB-E with width ``sqrt(a / n_i)``, after one pull of each arm (docs/algorithms/thresholding.md).
 
     * best-arm (Audibert, Bubeck & Munos, COLT 2010, section 3.2): pull
       ``argmax_i mean_i + sqrt(a / n_i)``; recommend the largest empirical mean.
@@ -46,10 +45,10 @@ class UCBE(ArmwiseKeyPolicy):
     ``variant`` (thresholding; the index is the same in both):
 
     * ``"paper"`` (default): ``H1`` sums over all K arms.
-    * ``"authors-code"``: ``H1`` sums only over the arms whose true mean differs from the
-      mean of the last arm (arm K).  In Mukherjee et al.'s experiments 1-5 the last arm is
-      one of the 90 arms at 0.4, so ``H1`` covers arms 1-10 only and ``a`` is about ten
-      times larger than the paper's.
+    * ``"authors-code"``: ``H1`` leaves out every arm whose true mean equals the mean of the
+      last arm (arm K), arm K included: it sums over the arms whose mean differs from arm
+      K's.  In Mukherjee et al.'s experiments 1-5 the last arm is one of the 90 arms at 0.4,
+      so ``H1`` covers arms 1-10 only and ``a`` is about ten times larger than the paper's.
 
     Pending pulls: ``n_i`` in the width counts pulls (observed + pending), means use
     observed rewards; identical to the paper with immediate feedback.
@@ -83,10 +82,9 @@ class UCBE(ArmwiseKeyPolicy):
             return np.sum(counted / gaps**2, axis=-1)
         return h1(tbp_gaps(truth.means, self.threshold))
 
-    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
-        """Index to minimise: ``|mean - tau| - w`` or ``-(mean + w)``, ``w = sqrt(a/n)``."""
-        _, pulls, means = gathered(stats, flat)
-        width = np.sqrt(self.a[rows] / np.maximum(pulls, 1))
+    def key(self, arm: ArmView) -> np.ndarray:
+        """``|mean_i - tau| - sqrt(a / n_i)``; best-arm: ``-(mean_i + sqrt(a / n_i))``."""
+        width = np.sqrt(arm.per_replica(self.a) / np.maximum(arm.pulls, 1))
         if self.threshold is None:
-            return -(means + width)
-        return np.abs(means - self.threshold) - width
+            return -(arm.means + width)
+        return np.abs(arm.means - self.threshold) - width

@@ -7,19 +7,18 @@ from pydantic import Field, model_validator
 
 from armlab.complexity import tbp_gaps, variance_complexity
 from armlab.plugins.thresholding._common import (
+    ArmView,
     ArmwiseKeyPolicy,
     OracleIndexParams,
     Variant,
     authors_code_gaps,
     exploration_parameter,
-    gathered,
     require_budget,
     threshold_of,
     variant_field,
 )
 from armlab.problem import Objective, Problem, Truth
 from armlab.random import KeyedRandom
-from armlab.stats import ArmStats
 
 
 class UCBEVParams(OracleIndexParams):
@@ -35,7 +34,7 @@ class UCBEVParams(OracleIndexParams):
         "two initial pulls, unbiased variance, width "
         "sqrt(2 a s^2 / n) + 7 a b / (3 (n - 1)), a = (T - 2K) / H over all K arms",
         "one initial pull, biased variance, width sqrt(2 a v / n) + 7 a / (3 n - 1), "
-        "a = (8/9)(T - 2K) / H with H over the arms whose mean differs from the last arm's and "
+        "a = (8/9)(T - 2K) / H with H leaving out every arm whose mean equals the last arm's, and "
         "sigma_i = sqrt(standard deviation)",
     )
 
@@ -51,7 +50,8 @@ AUTHORS_A_FACTOR = 8.0 / 9.0
 
 
 class UCBEV(ArmwiseKeyPolicy):
-    """UCBEV: thresholding with GapE-V's empirical-Bernstein index and an oracle-tuned ``a``.
+    """UCBEV: thresholding with GapE-V's empirical-Bernstein index and an oracle-tuned ``a``
+    (docs/algorithms/thresholding.md).
 
     Source: Mukherjee et al. (IJCAI 2017), section 4 ("identical to UCBE, but with
     ``a = (T - 2K)/H_sigma,1``"), read as GapE-V's empirical-Bernstein index (Gabillon et
@@ -75,10 +75,11 @@ class UCBEV(ArmwiseKeyPolicy):
       ``width_i = sqrt(2 a v_i / n_i) + 7 a / (3 n_i - 1)`` with ``v_i`` the biased empirical
       variance (their bracketing: finite from ``n_i = 1``); oracle
       ``a = a_scale (8/9) (T - 2K) / H`` with
-      ``H = sum_i (sigma_i + sqrt(sigma_i^2 + (16/3) gap_i))^2 / gap_i^2`` over the arms
-      whose true mean differs from the last arm's, and ``sigma_i = sqrt(sd_i)``, the square
-      root of the true standard deviation: their code draws rewards with the listed value as
-      the standard deviation but computes ``H`` taking it as a variance.  ``squared`` and
+      ``H = sum_i (sigma_i + sqrt(sigma_i^2 + (16/3) gap_i))^2 / gap_i^2`` leaving out every
+      arm whose true mean equals the mean of the last arm (arm K), arm K included, and
+      ``sigma_i = sqrt(sd_i)``, the square root of the true standard deviation: their code
+      draws rewards with the listed value as the standard deviation but computes ``H``
+      taking it as a variance.  ``squared`` and
       ``b`` stay at their defaults (True, 1).
 
     Pending pulls: ``n_i`` in the width counts pulls (observed + pending); the mean and the
@@ -115,17 +116,13 @@ class UCBEV(ArmwiseKeyPolicy):
         gaps = tbp_gaps(truth.means, self.threshold)
         return variance_complexity(gaps, truth.variances, squared=self.params.squared, b=self.params.b)
 
-    def key_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
-        """Index to minimise (paper: arms with fewer than 2 pulls get a finite dummy)."""
-        counts, pulls, means = gathered(stats, flat)
-        a = self.a[rows]
+    def key(self, arm: ArmView) -> np.ndarray:
+        """``|mean_i - tau| - width_i``, each variant's width (the class docstring)."""
+        a = arm.per_replica(self.a)
         if self.authors_code:
-            v = stats.m2.reshape(-1)[flat] / np.maximum(counts, 1)  # biased variance
-            n = np.maximum(pulls, 1).astype(np.float64)
-            width = np.sqrt(2.0 * a * v / n) + 7.0 * a / (3.0 * n - 1.0)
-            return np.abs(means - self.threshold) - width
-        variances = np.zeros(flat.shape)
-        np.divide(stats.m2.reshape(-1)[flat], counts - 1, out=variances, where=counts > 1)  # unbiased s^2
-        n = np.maximum(pulls, 2).astype(np.float64)
-        width = np.sqrt(2.0 * a * variances / n) + 7.0 * a * self.params.b / (3.0 * (n - 1.0))
-        return np.abs(means - self.threshold) - width
+            n = np.maximum(arm.pulls, 1).astype(np.float64)
+            width = np.sqrt(2.0 * a * arm.variances(ddof=0) / n) + 7.0 * a / (3.0 * n - 1.0)
+        else:
+            n = np.maximum(arm.pulls, 2).astype(np.float64)  # the index is read from two results on
+            width = np.sqrt(2.0 * a * arm.variances(ddof=1) / n) + 7.0 * a * self.params.b / (3.0 * (n - 1.0))
+        return np.abs(arm.means - self.threshold) - width
