@@ -53,7 +53,7 @@ class CSAR(Policy):
     Source: Chen et al., "Combinatorial pure exploration of multi-armed bandits" (NeurIPS
     2014), specialised to "all subsets" with weights ``mu_e - tau``, as a baseline of
     Mukherjee et al. (IJCAI 2017), who only say "reject the arm farthest from tau after each
-    round".  Two variants (``variant``):
+    round".  Two variants (``variant``), step by step in docs/algorithms/thresholding.md:
 
     * ``"paper"`` (default), the accept-or-reject specialisation (the schedule is
       reconstructed from Chen et al., not checked against their text): with
