@@ -106,15 +106,19 @@ def test_shadavar_round_robin_for_13_pulls_then_the_largest_variance_bound(drive
 
 def test_shadavar_greedy_pull_by_hand(drive):
     # after the forced phase (13 + 13 pulls), stage s^2 = (1, 100): U = s^2 x 1405.4 at N = 13
-    policy = SHAdaVar()
-    stats = drive.start(policy, drive.problem([0.5, 0.4], budget=40))
-    stats.counts[0] = [13, 13]
-    stats.dispatched[0] = stats.observed[0] = 26
-    policy.stage_n[0] = [13, 13]
-    policy.stage_m2[0] = [12.0, 1200.0]  # unbiased s^2 = m2 / 12
+    def after_the_forced_phase(stage_m2):
+        policy = SHAdaVar()
+        stats = drive.start(policy, drive.problem([0.5, 0.4], budget=40))
+        stats.counts[0] = [13, 13]
+        stats.dispatched[0] = stats.observed[0] = 26
+        policy.stage_n[0] = [13, 13]
+        policy.stage_m2[0] = stage_m2  # unbiased s^2 = m2 / 12
+        return policy, stats
+
+    policy, stats = after_the_forced_phase([12.0, 1200.0])
     np.testing.assert_allclose(policy.variance_bounds()[0], [1405.4006, 140540.06], rtol=1e-6)
     assert policy.select(stats)[0] == 1
-    policy.stage_m2[0] = [12.0 * 101, 1200.0]  # now arm 0's bound is the larger one
+    policy, stats = after_the_forced_phase([12.0 * 101, 1200.0])  # now arm 0's bound is the larger one
     assert policy.select(stats)[0] == 0
 
 

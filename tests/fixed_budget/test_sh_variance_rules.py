@@ -1,7 +1,7 @@
-"""SHVar's and SHAdaVar's choices equal their rules recomputed from scratch at every step, with
-and without results in flight: the shortcuts of the kept values (common-case divisions, the
-forced phase read from the dispatches, unsure arms looked for only under an infinite ratio)
-change nothing."""
+"""SHVar's and SHAdaVar's choices are their rules as docs/algorithms/fixed-budget.md states them,
+written out again here from the stage statistics alone and checked at every step, with and
+without results in flight: an arm not pulled in the stage first (also with a zero variance),
+SHAdaVar's forced phase counted in stage pulls, unsure arms first."""
 
 from __future__ import annotations
 

@@ -37,16 +37,17 @@ def sr_phase_ends(budget: int, n_arms: int) -> np.ndarray:
 
 
 class SuccessiveRejects(Policy):
-    """Successive Rejects: K - 1 phases; in phase k every surviving arm is pulled until it has
-    ``n_k`` pulls (round robin in index order), then the surviving arm with the smallest
+    """Successive Rejects: ``K - 1`` phases; in phase ``k`` every surviving arm is pulled until
+    it has ``n_k`` pulls (round robin in index order), then the surviving arm with the smallest
     empirical mean (cumulative over all phases) is rejected; the last survivor is the answer.
 
     Source: Audibert, Bubeck & Munos, "Best arm identification in multi-armed bandits",
-    COLT 2010 (docs/algorithms/fixed-budget.md): ``n_k = ceil((n - K) / (logbar(K) (K + 1 - k)))``.  The schedule
+    COLT 2010 (docs/algorithms/fixed-budget.md):
+    ``n_k = ceil((n - K) / (logbar(K) (K + 1 - k)))`` (:func:`sr_phase_lengths`).  The schedule
     uses at most n pulls (``9962`` of ``n = 10000`` for K = 100); the policy then returns
     STOPPED.  Requires ``n > K``.  No reward assumption (analysed for [0, 1]).  Ties in a
-    rejection: the lowest index is rejected (docs/algorithms/fixed-budget.md).  Anytime answer (before the end):
-    the surviving arm with the largest empirical mean.
+    rejection: the lowest index is rejected.  Anytime answer (before the end): the surviving
+    arm with the largest empirical mean.
 
     Pending pulls count toward the schedule, not the statistics: a rejection uses the results
     observed when the phase's last pull is dispatched (late results count in later phases;
@@ -62,63 +63,47 @@ class SuccessiveRejects(Policy):
         super().reset(problem, replicas, rng)
         k = problem.n_arms
         require_budget(self, problem, k, "n > K, so that every arm gets a phase-1 pull")
-        self.phase_ends = sr_phase_ends(problem.budget, k)
+        self.phase_ends = sr_phase_ends(problem.budget, k)  # total pulls when phase k ends
         self.total_pulls = int(self.phase_ends[-1])
-        self.rejections = np.zeros(replicas, dtype=np.int64)  # phases closed so far
-        self.round_robin = RoundRobin(replicas, k, max_pulls=problem.budget)  # the active arm with the fewest pulls
-        self._next_end = self._first_end()
+        self.rejections = np.zeros(replicas, dtype=np.int64)  # phases ended so far: k - 1
+        self.phase_end = np.full(replicas, self.phase_ends[0])  # total pulls when phase k ends
+        self.round_robin = RoundRobin(replicas, k)  # the surviving arm with the fewest pulls
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        ended = stats.dispatched >= self.phase_end  # the phase's pulls are all dispatched
+        if not ended.any():
+            return self.round_robin.select(stats)
+        final = self.rejections == stats.n_arms - 2  # its rejection waits for every result
+        rows = np.flatnonzero(ended & ~final)
+        while rows.size:  # phases without pulls of their own end at once
+            self.reject(stats, rows)
+            ended = stats.dispatched >= self.phase_end
+            final = self.rejections == stats.n_arms - 2
+            rows = np.flatnonzero(ended & ~final)
+        return np.where(ended & final, STOPPED, self.round_robin.select(stats))
+
+    def reject(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """End the phase of replicas ``rows``: reject one arm, start the next phase."""
+        stats.active[rows, self.rejected_arm(stats, rows)] = False
+        self.rejections[rows] += 1
+        self.phase_end[rows] = self.phase_ends[self.rejections[rows]]
+        self.round_robin.restart(stats, rows, 0)
 
     def rejection_keys(self, stats: ArmStats) -> list[np.ndarray]:
         """Keys ``(R, K)``, most significant first: the arm with the smallest keys is rejected."""
         return [np.where(stats.counts > 0, stats.means, np.inf)]
 
-    def _rejection_order(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        """Arms of ``rows`` in rejection order: active ones by their keys, then lowest index;
-        inactive ones last."""
-        inactive = ~stats.active[rows]
-        index = np.broadcast_to(np.arange(stats.n_arms), inactive.shape)
-        keys = [key[rows] for key in reversed(self.rejection_keys(stats))]
-        return np.lexsort([index, *keys, inactive], axis=-1)
-
-    def _first_rejected(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        """The first arm of :meth:`_rejection_order` for each of ``rows``, without a sort: the
-        active arms with the smallest keys, compared key by key, then the lowest index."""
+    def rejected_arm(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
+        """The arm rejected in each of ``rows``: the surviving arm with the smallest keys,
+        compared key by key, then the lowest index."""
         candidates = stats.active[rows]  # a copy
         for key in self.rejection_keys(stats):
             key = np.where(candidates, key[rows], np.inf)
             candidates &= key == key.min(axis=1, keepdims=True)
         return np.argmax(candidates, axis=1)
 
-    def _first_end(self) -> float:
-        """The fewest dispatches at which some replica's current phase ends (one whose next
-        rejection is the final one never ends it here; ``inf`` once all are there).  A
-        function of :attr:`rejections` only, so recomputed after every rejection: while
-        every replica has fewer dispatches, :meth:`_advance` has nothing to do."""
-        fewest = int(self.rejections.min())
-        return int(self.phase_ends[fewest]) if fewest < self.phase_ends.size - 1 else math.inf
-
-    def _advance(self, stats: ArmStats) -> None:
-        """Reject once per phase whose pulls are all dispatched (all but the final rejection)."""
-        due = np.minimum(np.searchsorted(self.phase_ends, stats.dispatched, side="right"), stats.n_arms - 2)
-        while True:
-            rows = np.flatnonzero(due > self.rejections)
-            if rows.size == 0:
-                self._next_end = self._first_end()
-                return
-            rejected = self._first_rejected(stats, rows)
-            stats.active[rows, rejected] = False
-            self.rejections[rows] += 1
-            self.round_robin.restart(stats, rows, 0)
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        """Reject where phases ended (looked for only once the replica with the most
-        dispatches reaches :meth:`_first_end`), then round robin; STOPPED after the
-        schedule (looked for only once some replica reaches its end)."""
-        most = stats.dispatched.max()
-        if most >= self._next_end:
-            self._advance(stats)
-        arms = self.round_robin.select(stats)
-        return np.where(stats.dispatched >= self.total_pulls, STOPPED, arms) if most >= self.total_pulls else arms
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        self.round_robin.observed(stats, rows, arms)
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         """The survivor of the final rejection once every result is in; before that the
@@ -127,6 +112,8 @@ class SuccessiveRejects(Policy):
         answer = np.argmax(np.where(seen, stats.means, -np.inf), axis=1)
         finished = (stats.dispatched >= self.total_pulls) & (stats.pending.sum(axis=1) == 0)
         rows = np.flatnonzero(finished & (self.rejections == stats.n_arms - 2))
-        if rows.size:  # two arms survive: the answer is the one not rejected
-            answer[rows] = self._rejection_order(stats, rows)[:, 1]
+        if rows.size:  # two arms survive: the answer is the one the final rejection keeps
+            survivors = stats.active[rows]
+            survivors[np.arange(rows.size), self.rejected_arm(stats, rows)] = False
+            answer[rows] = np.argmax(survivors, axis=1)
         return answer
