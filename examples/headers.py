@@ -1,6 +1,6 @@
 """Generated result blocks for the example headers written by hand (no generate.py of their own).
 
-    python examples/headers.py --run examples/seed002/fixed_budget.toml [--replicas N] [--workers W]
+    python examples/headers.py --run examples/ugape/fixed_budget.toml [--replicas N] [--workers W]
     python examples/headers.py --render          # rewrite every block from its results file
     python examples/headers.py --check           # exit 1 if a block differs from its results file
 

@@ -27,7 +27,7 @@ K = 100
 
 # The thresholding-bandits paper instances: arms 1-10 as listed, arms 11-100 at mean 0.4 and at the midpoint of
 # their variance interval.
-SEED000 = {
+THRESHOLDING_EXPERIMENTS = {
     1: ([0.20, 0.25, 0.30, 0.35, 0.45, 0.55, 0.65, 0.70, 0.75, 0.80], 0.5, 0.6, 0.40),
     2: ([0.2, 0.36, 0.392, 0.3984, 0.45, 0.55, 0.6016, 0.608, 0.64, 0.8], 0.5, 0.6, 0.40),
     3: ([0.1, 0.1, 0.1, 0.35, 0.45, 0.55, 0.65, 0.9, 0.9, 0.9], 0.5, 0.6, 0.40),
@@ -45,8 +45,8 @@ TABLE = {
 }
 
 
-def seed000_instance(exp: int) -> tuple[np.ndarray, np.ndarray]:
-    first, var_low, var_high, var_rest = SEED000[exp]
+def thresholding_instance(exp: int) -> tuple[np.ndarray, np.ndarray]:
+    first, var_low, var_high, var_rest = THRESHOLDING_EXPERIMENTS[exp]
     means = np.array(first + [0.4] * 90)
     variances = np.array([var_low] * 5 + [var_high] * 5 + [var_rest] * 90)
     return means, variances
@@ -54,7 +54,7 @@ def seed000_instance(exp: int) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("exp", sorted(TABLE))
 def test_thresholding_table_row(exp):
-    means, variances = seed000_instance(exp)
+    means, variances = thresholding_instance(exp)
     gaps = tbp_gaps(means, TAU)
     hs1_plain = variance_complexity(gaps, variances, squared=False)
     hs1_squared = variance_complexity(gaps, variances)
@@ -75,7 +75,7 @@ def test_thresholding_table_row(exp):
 
 
 def test_h2_is_the_max_form_not_the_printed_min():
-    gaps = tbp_gaps(seed000_instance(1)[0], TAU)
+    gaps = tbp_gaps(thresholding_instance(1)[0], TAU)
     sorted_gaps = np.sort(gaps)
     assert h2(gaps) == pytest.approx(np.max(np.arange(1, K + 1) / sorted_gaps**2))
     assert h2(gaps) > np.min(np.arange(1, K + 1) / sorted_gaps**2)
@@ -126,7 +126,7 @@ def test_gap_definitions_by_hand():
 
 
 def test_vectorized_over_leading_axes():
-    rows = [seed000_instance(e) for e in (1, 4, 5)]
+    rows = [thresholding_instance(e) for e in (1, 4, 5)]
     means = np.stack([m for m, _ in rows]).reshape(3, 1, K)
     variances = np.stack([v for _, v in rows]).reshape(3, 1, K)
     gaps = tbp_gaps(means, TAU)

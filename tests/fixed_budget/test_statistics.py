@@ -3,7 +3,7 @@
 Seeded; the margin is two standard errors of the per-replica error difference (all policies
 meet the same instances and rewards).  The bandit is the heterogeneous-variance paper's, K = 16 and n = 1600 (100 pulls
 per arm), with the high variances on the odd arms so the best arm is a high-variance one: the
-variant under which our runs reproduce the paper's ordering (see examples/seed004/fig2_budget.toml).
+variant under which our runs reproduce the paper's ordering (see examples/heterogeneous_variances/fig2_budget.toml).
 """
 
 from __future__ import annotations

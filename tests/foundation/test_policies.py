@@ -150,7 +150,7 @@ def test_thompson_refuses_unbounded_rewards():
 @pytest.mark.slow
 def test_sequential_halving_beats_uniform_with_many_bad_arms():
     """32 arms, one best, three close, 28 poor (variance 1): SH spends its budget on the
-    contenders, round robin wastes it; seed-004-style ordering at reduced scale."""
+    contenders, round robin wastes it; the heterogeneous-variance paper's ordering at reduced scale."""
     config = validate_config({
         "name": "sh-vs-unif", "seed": 5, "replicas": 600, "checkpoints": [1280],
         "problem": {"objective": "best-arm", "budget": 1280},

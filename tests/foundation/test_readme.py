@@ -61,7 +61,7 @@ COMMAND_TIMEOUT_S = 240  # every command not in LONG_RUNS takes well under a min
 LONG_RUNS = {
     # 5000 replicas x 5 values of K x 7 policies at budget 5000: 50 replicas took 22 s with
     # --workers 2 on a 2-core machine, so the shipped 5000 take about half an hour.
-    "examples/seed004/fig3_arms.toml",
+    "examples/heterogeneous_variances/fig3_arms.toml",
     # 5000 replicas x 7 budgets up to 10000 x 7 policies on MovieLens: 50 replicas took 20 s,
     # so the shipped 5000 take well over ten minutes (its header's own figures used 500).
     "examples/movielens/fig5_k64.toml",

@@ -1,4 +1,4 @@
-"""The ``hand`` fixture: set up a seed-003 arm rule on crafted statistics."""
+"""The ``hand`` fixture: set up a greedy-confidence-pursuit arm rule on crafted statistics."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 from armlab import run_experiment
 from armlab.config import load_config, validate_config
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "seed003_multi"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "confidence_pursuit_multi"
 WARMUP_PER_ARM = 2  # the shipped 20 pulls per arm of every bandit, shrunk with the budget
 WARMUP = WARMUP_PER_ARM * 10  # trials every ten-armed bandit gets before the rules start
 

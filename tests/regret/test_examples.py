@@ -1,4 +1,4 @@
-"""examples/seed001: every file is current, describes the seed's setup, and runs at small scale."""
+"""examples/cumulative_regret: every file is current, describes the seed's setup, and runs at small scale."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 from armlab import run_experiment
 from armlab.config import load_config, validate_config
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "seed001"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cumulative_regret"
 FILES = sorted(p.name for p in EXAMPLES.glob("*.toml"))
 
 
 def load_generator():
-    spec = importlib.util.spec_from_file_location("seed001_generate", EXAMPLES / "generate.py")
+    spec = importlib.util.spec_from_file_location("cumulative_regret_generate", EXAMPLES / "generate.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,4 +1,4 @@
-"""The thresholding example configs (examples/seed000): generated exactly, faithful to the
+"""The thresholding example configs (examples/thresholding): generated exactly, faithful to the
 paper (exp*.toml) or to the authors' runs (published/), and their headers' numbers backed by
 results files that a cheap re-run checks."""
 
@@ -18,7 +18,7 @@ from armlab.config import load_config
 from armlab.plan import build_plan
 from armlab.random import KeyedRandom
 
-DIR = Path(__file__).resolve().parents[2] / "examples" / "seed000"
+DIR = Path(__file__).resolve().parents[2] / "examples" / "thresholding"
 EXPERIMENTS = range(1, 7)
 # the paper: means of arms 1-10, variances of arms 1-5 / 6-10, interval of arms 11-100
 PAPER = {
@@ -47,7 +47,7 @@ def _load(name: str, path: Path):
 
 @pytest.fixture(scope="module")
 def generator():
-    return _load("seed000_generate", DIR / "generate.py")
+    return _load("thresholding_generate", DIR / "generate.py")
 
 
 def _toml(key: str) -> dict:
@@ -109,6 +109,7 @@ def test_published_instance_is_the_authors_run(exp, generator):
 
 
 def test_values_drawn_once_per_experiment_and_shared_by_5_and_6():
+    """The draw keys are the strings the shipped instances were drawn with (generate.py)."""
     for folder in ("", "published/"):
         assert _toml(f"{folder}exp6")["source"] == _toml(f"{folder}exp5")["source"]
         assert _toml(f"{folder}exp1")["source"]["variances"] != _toml(f"{folder}exp2")["source"]["variances"]

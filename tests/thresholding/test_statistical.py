@@ -1,7 +1,7 @@
 """Reduced-scale check of the thresholding paper's main ordering on experiment 5's instance.
 
 At T = 10000 (the paper's horizon, paper noise reading) AugUCB has the lowest error of the
-non-oracle methods (see the report / examples/seed000/exp5.toml).  At a reduced horizon every
+non-oracle methods (see the report / examples/thresholding/exp5.toml).  At a reduced horizon every
 method misclassifies at least one of the 100 arms in nearly every run, so the error
 *probability* cannot separate them; the mean number of misclassified arms (whose tail drives
 that probability) still does.  Common random numbers make the paired differences precise.
@@ -18,7 +18,7 @@ import pytest
 from armlab.plugins.policies.uniform import Uniform
 from armlab.plugins.thresholding import APT, AugUCB
 
-EXP5 = Path(__file__).resolve().parents[2] / "examples" / "seed000" / "exp5.toml"
+EXP5 = Path(__file__).resolve().parents[2] / "examples" / "thresholding" / "exp5.toml"
 REPLICAS, BUDGET = 40, 3000
 
 
@@ -40,7 +40,7 @@ def test_augucb_misclassifies_fewer_arms_than_apt_and_ua(drive):
         assert diff.mean() > 3 * stderr, (diff.mean(), stderr)
 
 
-EXP3 = Path(__file__).resolve().parents[2] / "examples" / "seed000" / "published" / "exp3.toml"
+EXP3 = Path(__file__).resolve().parents[2] / "examples" / "thresholding" / "published" / "exp3.toml"
 
 
 @pytest.mark.slow

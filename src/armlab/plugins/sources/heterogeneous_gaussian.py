@@ -74,7 +74,7 @@ class HeterogeneousVarianceGaussianParams(PluginParams):
         "even",
         description="1-based parity of the arms with variance 0.9 mu^2 + 0.1 (the others get 0.1): even as "
         "the paper writes it (docs/algorithms/sources.md); odd gives the best arm the high variance, as 0-based code testing "
-        "i % 2 == 0 would (this variant reproduces the paper's reported ordering, see examples/seed004)",
+        "i % 2 == 0 would (this variant reproduces the paper's reported ordering, see examples/heterogeneous_variances)",
     )
 
     @model_validator(mode="after")
