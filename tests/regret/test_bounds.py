@@ -72,9 +72,9 @@ def test_klucb_index_lies_in_p_1_and_grows_with_delta():
 
 
 def test_klucb_gaussian_closed_form():
-    means, f, inv_sqrt_n = np.array([0.2, 0.5]), np.array([3.0]), np.array([1.0, 0.5])
-    expected = means + np.sqrt(2 * 0.25 * 3.0) * inv_sqrt_n
-    assert np.allclose(klucb_gaussian(means, f, 0.25, inv_sqrt_n), expected)
+    means, f, counts = np.array([0.2, 0.5]), np.array([3.0]), np.array([1, 4])
+    expected = means + np.sqrt(2 * 0.25 * 3.0 / counts)
+    assert np.allclose(klucb_gaussian(means, f, 0.25, counts), expected)
 
 
 def test_beta_upper_quantile_matches_scipy_and_grows_with_the_level():

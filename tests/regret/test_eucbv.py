@@ -92,7 +92,7 @@ def test_width_unit_check(hand):
         h = hand(EUCBV({"elim_count": elim_count}), 20, budget=60_000)
         for arm in range(20):
             h.feed(arm, 0.5)
-        assert h.policy.widths(np.array([0])) == pytest.approx(np.full((1, 20), width), abs=1e-4)
+        assert h.policy.widths(h.stats, np.array([0])) == pytest.approx(np.full((1, 20), width), abs=1e-4)
 
 
 def test_first_pulls_index_and_one_elimination_by_hand(hand):
@@ -117,7 +117,7 @@ def test_elimination_is_order_free_and_keeps_the_best_lower_bound(hand):
         h.feed(arm, rng.normal(0.5, 1.0, 50))
     for _ in range(60):
         h.feed(rng.integers(0, 12, 50), rng.normal(0.5, 1.0, 50))
-    width = h.policy.widths(np.arange(50))
+    width = h.policy.widths(h.stats, np.arange(50))
     means = h.stats.means
     before = h.stats.active.copy()
     lower = np.where(before, means - width, -np.inf)

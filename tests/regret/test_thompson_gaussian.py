@@ -21,8 +21,8 @@ def test_gaussian_posterior_by_hand(hand):
     for arm, reward in [(0, 1.5), (0, -0.5), (2, 2.0)]:
         h.feed(arm, reward)
     # N(S / (k + 1), 1 / (k + 1)): arm 0 S = 1, k = 2; arm 1 prior N(0, 1); arm 2 S = 2, k = 1
-    assert h.policy.post_mean[0] == pytest.approx([1 / 3, 0.0, 1.0])
-    assert h.policy.post_sd[0] == pytest.approx([1 / np.sqrt(3), 1.0, 1 / np.sqrt(2)])
+    assert h.policy.posterior_mean(h.stats)[0] == pytest.approx([1 / 3, 0.0, 1.0])
+    assert h.policy.posterior_sd(h.stats)[0] == pytest.approx([1 / np.sqrt(3), 1.0, 1 / np.sqrt(2)])
 
 
 def test_gaussian_draws_are_keyed_by_replica_and_decision(hand):
@@ -30,7 +30,7 @@ def test_gaussian_draws_are_keyed_by_replica_and_decision(hand):
     for arm in range(5):
         h.feed(arm, np.linspace(-1, 1, 7))
     z = KeyedRandom(0, "policy", replicas=np.arange(7)).normal(5, 5)
-    theta = h.policy.post_mean + h.policy.post_sd * z
+    theta = h.policy.posterior_mean(h.stats) + h.policy.posterior_sd(h.stats) * z
     assert np.array_equal(h.select(), np.argmax(theta, axis=1))
     assert np.array_equal(h.select(), h.select())  # repeatable without new data
 

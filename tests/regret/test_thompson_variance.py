@@ -20,8 +20,8 @@ def test_known_variance_posterior_by_hand(hand):
         h.feed(arm, reward)
     # N(S / (k + s2), s2 / (k + s2)), s2 = 0.25: arm 0 S = 1, k = 2 -> N(1 / 2.25, 0.25 / 2.25);
     # arm 1 keeps the prior N(0, 1); arm 2 S = 2, k = 1 -> N(2 / 1.25, 0.25 / 1.25)
-    assert h.policy.post_mean[0] == pytest.approx([1 / 2.25, 0.0, 2 / 1.25])
-    assert h.policy.post_sd[0] == pytest.approx([np.sqrt(0.25 / 2.25), 1.0, np.sqrt(0.25 / 1.25)])
+    assert h.policy.posterior_mean(h.stats)[0] == pytest.approx([1 / 2.25, 0.0, 2 / 1.25])
+    assert h.policy.posterior_sd(h.stats)[0] == pytest.approx([np.sqrt(0.25 / 2.25), 1.0, np.sqrt(0.25 / 1.25)])
 
 
 def test_variance_one_is_bit_identical_to_the_unit_rule(hand):
@@ -31,12 +31,12 @@ def test_variance_one_is_bit_identical_to_the_unit_rule(hand):
     for row in rewards:
         for h in (default, explicit):
             h.step(lambda arms, row=row: row[arms])
-    assert np.array_equal(default.policy.post_mean, explicit.policy.post_mean)
-    assert np.array_equal(default.policy.post_sd, explicit.policy.post_sd)
+    assert np.array_equal(default.policy.posterior_mean(default.stats), explicit.policy.posterior_mean(explicit.stats))
+    assert np.array_equal(default.policy.posterior_sd(default.stats), explicit.policy.posterior_sd(explicit.stats))
     # the unit rule written out: mean k/(k + 1) * mean, sd 1/sqrt(k + 1)
     k = default.stats.counts
-    assert np.array_equal(default.policy.post_sd, 1.0 / np.sqrt(k + 1.0))
-    assert np.array_equal(default.policy.post_mean, default.stats.means * (k / (k + 1.0)))
+    assert np.array_equal(default.policy.posterior_sd(default.stats), 1.0 / np.sqrt(k + 1.0))
+    assert np.array_equal(default.policy.posterior_mean(default.stats), default.stats.means * (k / (k + 1.0)))
 
 
 def test_variance_needs_the_gaussian_prior():

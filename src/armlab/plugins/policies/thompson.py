@@ -8,6 +8,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from armlab.errors import ConfigError
+from armlab.plugins._fast.arm_terms import ArmTerms
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
@@ -53,8 +54,8 @@ class Thompson(Policy):
     * ``variance = s2``: the known-variance rule; set it to the rewards' true noise variance
       (e.g. 0.04 for sd 0.2).  ``variance`` needs ``prior = "gaussian"``.
 
-    Rewards are used raw.  The posterior mean and standard deviation are cached per arm and
-    refreshed only for arms that receive a result.
+    Rewards are used raw.  The posterior means and standard deviations are kept by an
+    :class:`~armlab.plugins._fast.arm_terms.ArmTerms`.
 
     Both: no forced initial pulls; anytime; posterior draws are keyed by (seed, replica,
     decision index); pending pulls are simply not in the posterior yet.
@@ -69,8 +70,7 @@ class Thompson(Policy):
         super().reset(problem, replicas, rng)
         shape = (replicas, problem.n_arms)
         if self.params.prior == "gaussian":
-            self.post_mean = np.zeros(shape)
-            self.post_sd = np.ones(shape)
+            self._posterior = ArmTerms(replicas, problem.n_arms, mean=self.posterior_mean, sd=self.posterior_sd)
             return
         low, high = problem.reward_range
         if low < 0.0 or high > 1.0:
@@ -83,20 +83,27 @@ class Thompson(Policy):
         self.failures = np.zeros(shape)
         self._coin = KeyedRandom(*rng.words, "bernoulli-trial", replicas=rng.replicas)
 
+    def posterior_mean(self, arm: ArmStats) -> np.ndarray:
+        """``S_i / (k_i + s2)`` with ``S_i = k_i mean_i`` (Gaussian prior)."""
+        k = arm.counts
+        return arm.means * (k / (k + self.params.variance))
+
+    def posterior_sd(self, arm: ArmStats) -> np.ndarray:
+        """``sqrt(s2 / (k_i + s2))`` (Gaussian prior)."""
+        s2 = self.params.variance
+        return np.sqrt(s2) / np.sqrt(arm.counts + s2)
+
     def select(self, stats: ArmStats) -> np.ndarray:
         if self.params.prior == "gaussian":
-            theta = self.post_mean + self.post_sd * self.rng.normal(stats.dispatched, stats.n_arms)
+            posterior = self._posterior.current(stats)
+            theta = posterior.mean + posterior.sd * self.rng.normal(stats.dispatched, stats.n_arms)
             return np.argmax(np.where(stats.active, theta, -np.inf), axis=1)
         theta = self.rng.beta(stats.dispatched, self.successes + 1.0, self.failures + 1.0)
         return np.argmax(np.where(stats.active, theta, -1.0), axis=1)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         if self.params.prior == "gaussian":
-            # N(S / (k + s2), s2 / (k + s2)) with S = k * mean; s2 = 1.0 gives today's floats exactly
-            s2 = self.params.variance
-            k = stats.counts[rows, arms]
-            self.post_mean[rows, arms] = stats.means[rows, arms] * (k / (k + s2))
-            self.post_sd[rows, arms] = np.sqrt(s2) / np.sqrt(k + s2)
+            self._posterior.observed(stats, rows, arms)
             return
         binary = (rewards == 0.0) | (rewards == 1.0)
         success = rewards == 1.0

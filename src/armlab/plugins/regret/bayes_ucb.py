@@ -7,21 +7,19 @@ from typing import Literal
 
 import numpy as np
 from pydantic import Field
+from scipy import special
 
+from armlab.plugins._fast.arm_terms import ArmTerms
 from armlab.plugins._fast.lazy_argmax import LazyArgmax
+from armlab.plugins.index_policy import IndexPolicy
 from armlab.plugins.regret.base import (
-    IndexPolicy,
     RegretParams,
     decision_index,
+    require_budget_for_first_pulls,
     require_unit_rewards,
 )
-from armlab.plugins.regret.bounds import (
-    beta_quantile_slope,
-    beta_upper_quantile,
-    gaussian_upper_quantile,
-)
-from armlab.plugins.selection import argmax_random_ties
-from armlab.problem import Problem
+from armlab.plugins.regret.bounds import beta_quantile_slope, beta_upper_quantile, gaussian_upper_quantile
+from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
@@ -54,33 +52,33 @@ class BayesUCB(IndexPolicy):
     posterior; the Beta variant may pull an arm again while its result is in flight, the
     Gaussian one first waits for each arm's first result (as every index policy).
 
-    The Beta quantile is concave in ``log(1 / tail)`` (a log-concave density), so it is kept
-    as tangent upper bounds and only the arms that can win are recomputed at each step
-    (:class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax`); the arm chosen is
-    the same as when every quantile is computed.
+    Once every arm is active, the Beta index is maximised by a
+    :class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax` at level ``log(1 / tail)``: the
+    quantile is concave in it (a log-concave density), so only the arms that can win are
+    computed at each step, and the arm chosen is the argmax of the index.
     """
 
     name = "bayes-ucb"
     Params = BayesUCBParams
+    objectives = frozenset({Objective.REGRET})
+
+    @property
+    def need(self) -> int:  # type: ignore[override]
+        """Observed results of each arm before its index is read: one with the Gaussian
+        posterior, none with the Beta posterior (no forced pulls)."""
+        return 1 if self.params.posterior == "gaussian" else 0
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        if self.params.posterior == "beta":
+        if self.params.posterior == "gaussian":
+            require_budget_for_first_pulls(problem, self.name)
+            self._terms = ArmTerms(replicas, problem.n_arms, sd=self._posterior_sd)
+        else:
             require_unit_rewards(problem, self.name, 'set posterior = "gaussian" for unbounded rewards')
+            self._lazy_argmax = LazyArgmax(self._quantile_and_slope_at, replicas, problem.n_arms, slack=1e-8)
         self.log_horizon_c = np.log(problem.budget) ** self.params.c if self.params.c > 0 else 1.0
-        self.sd = np.zeros((replicas, problem.n_arms))
-        self._lazy = LazyArgmax(self._quantile_at, replicas, problem.n_arms, slack=1e-8)
-        self._stats: ArmStats | None = None
+        self._stats: ArmStats | None = None  # the statistics and tail of the step being selected
         self._tail = np.ones(replicas)
-
-    def pulls_each_arm_first(self) -> bool:
-        return self.params.posterior == "gaussian"
-
-    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        super().update(stats, rows, arms, rewards)
-        self.sd[rows, arms] = math.sqrt(self.params.variance) * self.inv_sqrt_n[rows, arms]
-        if self.params.posterior == "beta":
-            self._lazy.invalidate(stats, rows, arms)
 
     def tail(self, stats: ArmStats) -> np.ndarray:
         """``1 - level = 1 / (t (log T)^c)`` per replica ``(R,)``, kept below 1 so quantiles
@@ -90,22 +88,35 @@ class BayesUCB(IndexPolicy):
     def index(self, stats: ArmStats) -> np.ndarray:
         tail = self.tail(stats)[:, None]
         if self.params.posterior == "gaussian":
-            return gaussian_upper_quantile(stats.means, self.sd, tail)
+            with np.errstate(divide="ignore", invalid="ignore"):  # arms not observed yet: ignored
+                return gaussian_upper_quantile(stats.means, self._posterior_sd(stats), tail)
         successes = stats.means * stats.counts
         return beta_upper_quantile(1.0 + successes, 1.0 + stats.counts - successes, tail)
 
-    def select(self, stats: ArmStats) -> np.ndarray:
-        if self.params.posterior == "gaussian":
-            return super().select(stats)
-        rng = self.rng if self.params.tie_break == "random" else None
-        if stats.active.all():
-            self._stats, self._tail = stats, self.tail(stats)
-            return self._lazy.select(-np.log(self._tail), rng, stats.dispatched)
-        index = np.where(stats.active, self.index(stats), -np.inf)
-        return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
+    def _posterior_sd(self, arm: ArmStats) -> np.ndarray:
+        """``sqrt(variance / N_j)``, the Gaussian posterior's standard deviation."""
+        return math.sqrt(self.params.variance) * np.sqrt(1.0 / arm.counts)
 
-    def _quantile_at(self, rows: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The Beta index at flat positions, and its derivative in ``log(1 / tail)``."""
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        if self.params.posterior == "gaussian":  # mean_j + sd_j Phi^-1(1 - tail) = mean_j - sd_j Phi^-1(tail)
+            return self._terms.mean_plus(stats, sd=-special.ndtri(self.tail(stats)))
+        return self.index(stats)  # the Beta index while some arm is inactive (else: select)
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        if self.params.posterior == "beta" and self._warm_arms.ready(stats):
+            # every arm active: the argmax of the index at level log(1 / tail), computing few arms
+            self._stats, self._tail = stats, self.tail(stats)
+            return self._lazy_argmax.select(-np.log(self._tail), self.tie_rng(), stats.dispatched)
+        return super().select(stats)
+
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        if self.params.posterior == "beta":
+            self._lazy_argmax.invalidate(stats, rows, arms)
+        else:
+            self._terms.observed(stats, rows, arms)
+
+    def _quantile_and_slope_at(self, rows: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The Beta index at flat positions, and its derivative in the level ``log(1 / tail)``."""
         assert self._stats is not None
         counts = self._stats.counts.reshape(-1)[flat]
         successes = self._stats.means.reshape(-1)[flat] * counts

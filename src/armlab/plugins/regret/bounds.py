@@ -40,7 +40,8 @@ _TINY = 1e-300
 
 
 def _clamp(p: np.ndarray) -> np.ndarray:
-    return np.minimum(np.maximum(p, CLAMP), 1.0 - CLAMP)  # np.clip, without its wrapper's overhead
+    """``p`` clamped to ``[CLAMP, 1 - CLAMP]``."""
+    return np.minimum(np.maximum(p, CLAMP), 1.0 - CLAMP)
 
 
 def neg_entropy(p: np.ndarray) -> np.ndarray:
@@ -57,15 +58,11 @@ def kl_bernoulli(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def klucb_bernoulli(
-    p: np.ndarray,
-    delta: np.ndarray,
-    solver: Literal["newton", "bisection"] = "newton",
-    entropy: np.ndarray | None = None,
+    p: np.ndarray, delta: np.ndarray, solver: Literal["newton", "bisection"] = "newton"
 ) -> np.ndarray:
     """KL-UCB index ``max{q in [p, 1] : d(p, q) <= delta}`` for means ``p`` in [0, 1].
 
-    ``entropy`` may pass a cached :func:`neg_entropy` of ``p``.  Edge cases:
-    ``delta <= 0`` gives ``p``; ``p >= 1`` gives 1; ``p = 0`` gives ``1 - exp(-delta)``.
+    Edge cases: ``delta <= 0`` gives ``p``; ``p >= 1`` gives 1; ``p = 0`` gives ``1 - exp(-delta)``.
 
     Newton (default) works in ``u = -log(1 - q)``, where ``g(u) = d(p, q(u)) - delta`` is
     convex, increasing right of the root and asymptotically linear, so Newton's iterates
@@ -82,7 +79,7 @@ def klucb_bernoulli(
     if delta.shape != p.shape:
         delta = np.broadcast_to(delta, p.shape)
     pc = _clamp(p)
-    h = neg_entropy(pc) if entropy is None else entropy
+    h = neg_entropy(pc)
     positive = np.maximum(delta, 0.0)
     pinsker = np.minimum(pc + np.sqrt(positive / 2.0), 1.0)
     if solver == "newton":
@@ -137,12 +134,10 @@ def _bisection(p: np.ndarray, delta: np.ndarray, h: np.ndarray, hi: np.ndarray) 
     return 0.5 * (lo + hi)
 
 
-def klucb_gaussian(
-    means: np.ndarray, f: np.ndarray, variance: float, inv_sqrt_n: np.ndarray
-) -> np.ndarray:
+def klucb_gaussian(means: np.ndarray, f: np.ndarray, variance: float, counts: np.ndarray) -> np.ndarray:
     """KL-UCB index for the Gaussian divergence ``(x - y)^2 / (2 variance)`` with
-    ``delta = f / N``: the closed form ``mean + sqrt(2 variance f) / sqrt(N)``."""
-    return means + np.sqrt(2.0 * variance * np.maximum(f, 0.0)) * inv_sqrt_n
+    ``delta = f / N``: the closed form ``mean + sqrt(2 variance f / N)``."""
+    return means + np.sqrt(2.0 * variance * np.maximum(f, 0.0)) * np.sqrt(1.0 / counts)
 
 
 def beta_upper_quantile(a: np.ndarray, b: np.ndarray, tail: np.ndarray) -> np.ndarray:

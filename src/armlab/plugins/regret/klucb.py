@@ -7,16 +7,12 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from armlab.plugins._fast.arm_terms import ArmTerms
 from armlab.plugins._fast.lazy_argmax import LazyArgmax
-from armlab.plugins.regret.base import IndexPolicy, RegretParams, require_unit_rewards
-from armlab.plugins.regret.bounds import (
-    BISECTION_TOL,
-    klucb_bernoulli,
-    klucb_bernoulli_slope,
-    klucb_gaussian,
-    neg_entropy,
-)
-from armlab.problem import Problem
+from armlab.plugins.index_policy import IndexPolicy
+from armlab.plugins.regret.base import RegretParams, require_budget_for_first_pulls, require_unit_rewards
+from armlab.plugins.regret.bounds import BISECTION_TOL, klucb_bernoulli, klucb_bernoulli_slope, klucb_gaussian
+from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
@@ -40,54 +36,36 @@ class KLUCB(IndexPolicy):
 
     Source: docs/algorithms/regret.md.  ``n`` is the number of observed rewards (``t - 1``);
     ``log log n`` is guarded as ``log(max(log n, 1))``.  ``divergence = "bernoulli"`` solves
-    for ``q`` with the vectorized root finder of :mod:`armlab.plugins.regret.bounds` (cached
-    ``p log p + (1-p) log(1-p)`` per arm); it needs rewards in [0, 1] and refuses other
-    sources at reset (use ``divergence = "gaussian"`` there, as the EUCBV paper's Experiment 2 does).
-    ``divergence = "gaussian"`` is the closed form ``mean + sqrt(2 variance f(n) / N_i)``,
-    which with variance 1 and c = 0 equals UCB1's index; it takes any real rewards.  Anytime.
-    Pending pulls: as every index policy.  Deviation: Newton is the default root finder
-    (it agrees with the bisection within its 1e-6 tolerance and is faster).
+    for ``q`` with the vectorized root finder of :mod:`armlab.plugins.regret.bounds`; it
+    needs rewards in [0, 1] and refuses other sources at reset (use ``divergence =
+    "gaussian"`` there, as the EUCBV paper's Experiment 2 does).  ``divergence = "gaussian"``
+    is the closed form ``mean + sqrt(2 variance f(n) / N_i)``, which with variance 1 and
+    c = 0 equals UCB1's index; it takes any real rewards.  Anytime.  Pending pulls: as every
+    index policy.  Deviation: Newton is the default root finder (it agrees with the
+    bisection within its 1e-6 tolerance).
 
-    Once every arm has a result, the Bernoulli index is kept as tangent upper bounds in
-    ``f(n)`` (the root is concave in it) and only the arms that can win are solved at each
-    step (:class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax`); the arm chosen
-    is the same as when every index is solved.
+    Once every arm is warm, the Bernoulli index is maximised by a
+    :class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax` at level ``f(n)``: the root is
+    concave in the level, so only the arms that can win are solved at each step, and the arm
+    chosen is the argmax of the index.
     """
 
     name = "klucb"
     Params = KLUCBParams
+    objectives = frozenset({Objective.REGRET})
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
+        require_budget_for_first_pulls(problem, self.name)
         if self.params.divergence == "bernoulli":
             require_unit_rewards(problem, self.name, 'set divergence = "gaussian" for unbounded rewards')
-        self.entropy = np.full((replicas, problem.n_arms), neg_entropy(0.0))
-        # the root's numerical error (Newton < 1e-10, bisection < its tolerance) stays below the slack
-        slack = 1e-8 if self.params.solver == "newton" else 4 * BISECTION_TOL
-        self._lazy = LazyArgmax(self._solve_at, replicas, problem.n_arms, slack)
-        self._stats: ArmStats | None = None
-        self._f = np.zeros(replicas)
-
-    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        super().update(stats, rows, arms, rewards)
-        if self.params.divergence == "bernoulli":
-            self.entropy[rows, arms] = neg_entropy(stats.means[rows, arms])
-            self._lazy.invalidate(stats, rows, arms)
-
-    def select(self, stats: ArmStats) -> np.ndarray:
-        if self.params.divergence == "gaussian" or not self._warmup.ready(stats):
-            return super().select(stats)
-        self._stats, self._f = stats, self.exploration(stats)
-        rng = self.rng if self.params.tie_break == "random" else None
-        return self._lazy.select(self._f, rng, stats.dispatched)
-
-    def _solve_at(self, rows: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The Bernoulli index at flat positions, and its derivative in ``f(n)``."""
-        assert self._stats is not None
-        p = self._stats.means.reshape(-1)[flat]
-        inv_n = self.inv_n.reshape(-1)[flat]
-        q = klucb_bernoulli(p, self._f[rows] * inv_n, self.params.solver, self.entropy.reshape(-1)[flat])
-        return q, klucb_bernoulli_slope(p, q, inv_n)
+            # the root's numerical error (Newton < 1e-10, bisection < its tolerance) stays below the slack
+            slack = 1e-8 if self.params.solver == "newton" else 4 * BISECTION_TOL
+            self._lazy_argmax = LazyArgmax(self._index_and_slope_at, replicas, problem.n_arms, slack)
+        else:
+            self._terms = ArmTerms(replicas, problem.n_arms, sqrt_inv_n=lambda arm: np.sqrt(1.0 / arm.counts))
+        self._stats: ArmStats | None = None  # the statistics and level of the step being selected
+        self._level = np.zeros(replicas)
 
     def exploration(self, stats: ArmStats) -> np.ndarray:
         """``f(n)`` per replica ``(R,)``."""
@@ -96,6 +74,34 @@ class KLUCB(IndexPolicy):
 
     def index(self, stats: ArmStats) -> np.ndarray:
         f = self.exploration(stats)[:, None]
-        if self.params.divergence == "gaussian":
-            return klucb_gaussian(stats.means, f, self.params.variance, self.inv_sqrt_n)
-        return klucb_bernoulli(stats.means, f * self.inv_n, self.params.solver, self.entropy)
+        with np.errstate(divide="ignore", invalid="ignore"):  # arms not observed yet: ignored
+            if self.params.divergence == "gaussian":
+                return klucb_gaussian(stats.means, f, self.params.variance, stats.counts)
+            return klucb_bernoulli(stats.means, f * (1.0 / stats.counts), self.params.solver)
+
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        if self.params.divergence == "gaussian":  # mean_i + sqrt(2 variance f(n)) sqrt(1 / N_i)
+            root = np.sqrt(2.0 * self.params.variance * np.maximum(self.exploration(stats), 0.0))
+            return self._terms.mean_plus(stats, sqrt_inv_n=root)
+        return self.index(stats)  # the Bernoulli index while some arm warms up (then: select)
+
+    def select(self, stats: ArmStats) -> np.ndarray:
+        if self.params.divergence == "bernoulli" and self._warm_arms.ready(stats):
+            # every arm warm and active: the argmax of the index at level f(n), solving few arms
+            self._stats, self._level = stats, self.exploration(stats)
+            return self._lazy_argmax.select(self._level, self.tie_rng(), stats.dispatched)
+        return super().select(stats)
+
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        if self.params.divergence == "bernoulli":
+            self._lazy_argmax.invalidate(stats, rows, arms)
+        else:
+            self._terms.observed(stats, rows, arms)
+
+    def _index_and_slope_at(self, rows: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The Bernoulli index at flat positions, and its derivative in the level ``f(n)``."""
+        assert self._stats is not None
+        p = self._stats.means.reshape(-1)[flat]
+        per_pull = 1.0 / self._stats.counts.reshape(-1)[flat]  # 1 / N_i
+        q = klucb_bernoulli(p, self._level[rows] * per_pull, self.params.solver)
+        return q, klucb_bernoulli_slope(p, q, per_pull)

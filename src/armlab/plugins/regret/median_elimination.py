@@ -8,6 +8,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from armlab.plugins._fast.result_quota import ResultQuota
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.plugins.round_robin import RoundRobin
 from armlab.problem import Objective, Problem
@@ -46,9 +47,8 @@ class MedianElimination(Policy):
     round's last results are in flight (both only under delayed feedback).  Eliminated arms
     are cleared from ``stats.active``.
 
-    Speed: per replica the number of survivors still short of ``s_l`` round samples is
-    counted down in :meth:`update`, so a round's end costs no pass over the arms, and the
-    round robin is one subtraction and one argmin (:class:`~armlab.plugins.round_robin.RoundRobin`).
+    Whether every survivor has its ``s_l`` round samples is kept by a
+    :class:`~armlab.plugins._fast.result_quota.ResultQuota`.
     """
 
     name = "median-elimination"
@@ -61,11 +61,10 @@ class MedianElimination(Policy):
         self.round_sizes = self.schedule(max(1, math.ceil(math.log2(k))))
         self.round = np.zeros(replicas, dtype=np.int64)
         self.round_robin = RoundRobin(replicas, k)  # counts the pulls since the round began
-        self.round_n = np.zeros((replicas, k), dtype=np.int64)
-        self.round_mean = np.zeros((replicas, k))
-        self._size = np.full(replicas, self.round_sizes[0])  # s_l of each replica's round
-        self._survivors = np.full(replicas, k)  # active arms
-        self._short = np.full(replicas, k)  # active arms with fewer than s_l round samples
+        self.round_n = np.zeros((replicas, k), dtype=np.int64)  # samples of this round
+        self.round_mean = np.zeros((replicas, k))  # their mean
+        self.survivors = np.full(replicas, k)  # |S|
+        self._quota = ResultQuota(replicas, k, self.round_sizes[0])  # s_l round samples of each survivor
 
     def schedule(self, rounds: int) -> np.ndarray:
         """Per-arm sample sizes ``s_l`` of the first ``rounds`` rounds."""
@@ -77,7 +76,7 @@ class MedianElimination(Policy):
 
     def _advance(self, stats: ArmStats) -> None:
         """Halve the survivors of every replica whose round has all its results."""
-        rows = np.flatnonzero((self._short == 0) & (self._survivors > 1))
+        rows = np.flatnonzero(self._quota.complete(stats, self.round_n) & (self.survivors > 1))
         if rows.size == 0:
             return
         active = stats.active[rows]
@@ -94,8 +93,9 @@ class MedianElimination(Policy):
         self.round_robin.restart(stats, rows, stats.pulls[rows])
         self.round_n[rows] = 0
         self.round_mean[rows] = 0.0
-        self._size[rows] = self.round_sizes[np.minimum(self.round[rows], self.round_sizes.size - 1)]
-        self._survivors[rows] = self._short[rows] = active.sum(axis=1)
+        self.survivors[rows] = active.sum(axis=1)
+        size = self.round_sizes[np.minimum(self.round[rows], self.round_sizes.size - 1)]
+        self._quota.start(stats, rows, size, self.round_n[rows])
 
     def select(self, stats: ArmStats) -> np.ndarray:
         self._advance(stats)
@@ -107,5 +107,4 @@ class MedianElimination(Policy):
         self.round_n.reshape(-1)[flat] = n
         mean = self.round_mean.reshape(-1)[flat]
         self.round_mean.reshape(-1)[flat] = mean + (rewards - mean) / n
-        reached = (n == self._size[rows]) & stats.active.reshape(-1)[flat]
-        self._short[rows[reached]] -= 1
+        self._quota.observed(stats, rows, arms, n)

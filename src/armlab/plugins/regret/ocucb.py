@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.regret.base import IndexPolicy, RegretParams, decision_index
-from armlab.problem import Problem
+from armlab.plugins._fast.arm_terms import ArmTerms
+from armlab.plugins.index_policy import IndexPolicy
+from armlab.plugins.regret.base import RegretParams, decision_index, require_budget_for_first_pulls
+from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
@@ -26,25 +28,30 @@ class OCUCB(IndexPolicy):
     the horizon ``T``; the logarithm's argument is >= psi because ``t <= T``.  Analysed for
     1-subgaussian noise (fine for [0, 1] rewards and the EUCBV paper's Gaussian arms); rewards are
     used raw.  Pending pulls: as every index policy.
-
-    Speed, as UCB1: one multiply-add over the cached ``1 / sqrt(N_i)``, with a scalar scale
-    when every replica is at the same decision, into a preallocated buffer.
     """
 
     name = "ocucb"
     Params = OCUCBParams
+    objectives = frozenset({Objective.REGRET})
     needs_horizon = True
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        self._index = np.empty((replicas, problem.n_arms))
+        require_budget_for_first_pulls(problem, self.name)
+        self._terms = ArmTerms(replicas, problem.n_arms, sqrt_inv_n=lambda arm: np.sqrt(1.0 / arm.counts))
 
-    def index(self, stats: ArmStats) -> np.ndarray:
-        """The index ``(R, K)`` (a buffer reused at every call: read it, do not keep it)."""
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        self._terms.observed(stats, rows, arms)
+
+    def confidence(self, stats: ArmStats) -> np.ndarray:
+        """``sqrt(alpha log(psi T / t))`` per replica ``(R,)``."""
         p = self.params
         # t <= T while the replica runs; the clamp covers select calls for finished replicas
-        confidence = p.alpha * np.maximum(np.log(p.psi * self.problem.budget / decision_index(stats)), 0.0)
-        scale = np.sqrt(confidence)
-        scale = scale[0] if scale[0] == scale[-1] and (scale == scale[0]).all() else scale[:, None]
-        np.multiply(self.inv_sqrt_n, scale, out=self._index)
-        return np.add(stats.means, self._index, out=self._index)
+        return np.sqrt(p.alpha * np.maximum(np.log(p.psi * self.problem.budget / decision_index(stats)), 0.0))
+
+    def index(self, stats: ArmStats) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):  # arms not observed yet: ignored
+            return stats.means + np.sqrt(1.0 / stats.counts) * self.confidence(stats)[:, None]
+
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        return self._terms.mean_plus(stats, sqrt_inv_n=self.confidence(stats))

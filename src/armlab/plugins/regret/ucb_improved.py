@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from armlab.plugins._fast.result_quota import ResultQuota
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.plugins.round_robin import RoundRobin
 from armlab.problem import Objective, Problem
@@ -32,10 +33,8 @@ class UCBImproved(Policy):
     round robin goes on (those extra samples are i.i.d. and simply count, a deviation that
     only exists under delayed feedback).  Eliminated arms are cleared from ``stats.active``.
 
-    Speed: one argmin per step (:class:`~armlab.plugins.round_robin.RoundRobin`)
-    gives the round robin's arm and, while nothing is pending, the fewest results of an
-    active arm, which tells whether a round is complete; the elimination and the empirical
-    best are computed only for the replicas concerned.
+    Whether every active arm has its ``n_m`` results is kept by a
+    :class:`~armlab.plugins._fast.result_quota.ResultQuota`.
     """
 
     name = "ucb-improved"
@@ -53,19 +52,17 @@ class UCBImproved(Policy):
         self.widths = np.sqrt(logs / (2.0 * self.targets))
         self.round = np.zeros(replicas, dtype=np.int64)
         self.round_robin = RoundRobin(replicas, problem.n_arms)  # the active arm with the fewest pulls
+        self._quota = ResultQuota(replicas, problem.n_arms, self.targets[0] if self.last >= 0 else 0)  # n_m each
 
-    def _advance(self, stats: ArmStats, low: np.ndarray) -> bool:
-        """Eliminate and start the next round where every active arm reached ``n_m`` results
-        (``low``: each replica's fewest results of an active arm); return whether any did."""
+    def _advance(self, stats: ArmStats) -> None:
+        """Eliminate and start the next round where every active arm has its ``n_m`` results."""
         if self.last < 0:  # T < e: no rounds at all
-            return False
-        rows = np.flatnonzero((self.round <= self.last) & (low >= self.targets[np.minimum(self.round, self.last)]))
-        advanced = False
+            return
+        rows = np.flatnonzero((self.round <= self.last) & self._quota.complete(stats, stats.counts))
         while rows.size:
             active = stats.active[rows]
             running = active.sum(axis=1) > 1
             rows, active = rows[running], active[running]
-            advanced |= rows.size > 0
             width = self.widths[self.round[rows]][:, None]
             means = stats.means[rows]
             best_lower = np.where(active, means, -np.inf).max(axis=1, keepdims=True) - width
@@ -73,21 +70,16 @@ class UCBImproved(Policy):
             stats.active[rows] = active
             self.round_robin.restart(stats, rows, 0)
             self.round[rows] += 1
-            target = self.targets[np.minimum(self.round[rows], self.last)][:, None]
-            complete = ((stats.counts[rows] >= target) | ~active).all(axis=1)
-            rows = rows[complete & (self.round[rows] <= self.last)]
-        return advanced
+            self._quota.start(stats, rows, self.targets[np.minimum(self.round[rows], self.last)], stats.counts[rows])
+            rows = rows[self._quota.complete(stats, stats.counts)[rows] & (self.round[rows] <= self.last)]
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        pulls = self.round_robin.pulls(stats)
-        fewest = np.argmin(pulls, axis=1)
-        if stats.all_observed():  # nothing pending: the pulls are the counts
-            low = pulls[np.arange(stats.replicas), fewest]
-        else:
-            low = np.where(stats.active, stats.counts, np.iinfo(np.int64).max).min(axis=1)
-        if self._advance(stats, low):  # eliminations: count again
-            fewest = self.round_robin.select(stats)
+        self._advance(stats)
+        arms = self.round_robin.select(stats)
         done = np.flatnonzero(self.round > self.last)
         if done.size:
-            fewest[done] = np.argmax(np.where(stats.active[done], stats.means[done], -np.inf), axis=1)
-        return fewest
+            arms[done] = np.argmax(np.where(stats.active[done], stats.means[done], -np.inf), axis=1)
+        return arms
+
+    def update(self, stats: ArmStats, rows, arms, rewards) -> None:
+        self._quota.observed(stats, rows, arms, stats.counts[rows, arms])

@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from armlab.plugins.regret.base import IndexPolicy, RegretParams, decision_index
-from armlab.problem import Problem
+from armlab.plugins._fast.arm_terms import ArmTerms
+from armlab.plugins.index_policy import IndexPolicy
+from armlab.plugins.regret.base import RegretParams, decision_index, require_budget_for_first_pulls
+from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
@@ -30,37 +32,38 @@ class UCBV(IndexPolicy):
     so ``V`` may exceed ``b^2``.  Pending pulls: as every index policy (one observation of
     each arm first; statistics are observed results only).  The author code's variant
     (log(t + 1), no factor 3, a wrong variance) is not reproduced (docs/algorithms/regret.md).
-
-    Speed: ``sqrt(V_k / N_k)`` is kept per arm and refreshed only for observed arms, the two
-    per-replica factors become scalars when every replica is at the same decision, and the
-    index is assembled in place in a preallocated buffer (same operations, same rounding).
     """
 
     name = "ucbv"
     Params = UCBVParams
+    objectives = frozenset({Objective.REGRET})
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        self.sd_over_sqrt_n = np.zeros((replicas, problem.n_arms))  # sqrt(V_k / N_k)
-        self._index = np.empty((replicas, problem.n_arms))
-        self._range_term = np.empty((replicas, problem.n_arms))
+        require_budget_for_first_pulls(problem, self.name)
+        self._terms = ArmTerms(replicas, problem.n_arms, sd_over_sqrt_n=_sd_over_sqrt_n,
+                               inv_n=lambda arm: 1.0 / arm.counts)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        super().update(stats, rows, arms, rewards)
-        flat = stats.flat_index(rows, arms)
-        var = np.maximum(stats.m2.reshape(-1)[flat] * self.inv_n.reshape(-1)[flat], 0.0)
-        self.sd_over_sqrt_n.reshape(-1)[flat] = np.sqrt(var) * self.inv_sqrt_n.reshape(-1)[flat]
+        self._terms.observed(stats, rows, arms)
+
+    def exploration(self, stats: ArmStats) -> np.ndarray:
+        """``E_t = zeta log t`` per replica ``(R,)``."""
+        return self.params.zeta * np.log(decision_index(stats))
 
     def index(self, stats: ArmStats) -> np.ndarray:
-        """The index ``(R, K)`` (a buffer reused at every call: read it, do not keep it)."""
-        p = self.params
-        explore = p.zeta * np.log(decision_index(stats))
-        root, slope = np.sqrt(2.0 * explore), 3.0 * p.b * p.c * explore
-        if explore[0] == explore[-1] and (explore == explore[0]).all():  # lockstep: scalar factors
-            root, slope = root[0], slope[0]
-        else:
-            root, slope = root[:, None], slope[:, None]
-        np.multiply(self.sd_over_sqrt_n, root, out=self._index)
-        np.add(stats.means, self._index, out=self._index)
-        np.multiply(self.inv_n, slope, out=self._range_term)
-        return np.add(self._index, self._range_term, out=self._index)
+        p, explore = self.params, self.exploration(stats)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):  # arms not observed yet: ignored
+            variance_term = _sd_over_sqrt_n(stats) * np.sqrt(2.0 * explore)  # sqrt(2 V_k E_t / N_k)
+            range_term = 3.0 * p.b * p.c * explore * (1.0 / stats.counts)  # 3 b c E_t / N_k
+            return stats.means + variance_term + range_term
+
+    def current_index(self, stats: ArmStats) -> np.ndarray:
+        p, explore = self.params, self.exploration(stats)
+        return self._terms.mean_plus(stats, sd_over_sqrt_n=np.sqrt(2.0 * explore), inv_n=3.0 * p.b * p.c * explore)
+
+
+def _sd_over_sqrt_n(arm: ArmStats) -> np.ndarray:
+    """``sqrt(V_k / N_k)`` with ``V_k`` the biased empirical variance."""
+    inv_n = 1.0 / arm.counts
+    return np.sqrt(np.maximum(arm.m2 * inv_n, 0.0)) * np.sqrt(inv_n)

@@ -1,71 +1,23 @@
-"""KL-UCB and Bayes-UCB solve only the arms that can win (tangent bounds in the exploration
-level); they must pick exactly the arm the full index picks, ties and delays included."""
+"""The lazy exact argmax of KL-UCB and Bayes-UCB (:class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax`):
+the exact argmax of an index concave in its level while computing few entries, and the
+slopes in the level that its tangent bounds use.  That KL-UCB and Bayes-UCB choose with it as
+with their whole index is the contract of tests/regret/test_speed_paths.py."""
 
 from __future__ import annotations
-
-from collections import deque
 
 import numpy as np
 import pytest
 
-from armlab.plugins.selection import argmax_random_ties, random_among_entries, select_by_index
 from armlab.plugins._fast.lazy_argmax import LazyArgmax
-from armlab.plugins.regret import KLUCB, BayesUCB
 from armlab.plugins.regret.bounds import (
     beta_quantile_slope,
     beta_upper_quantile,
     klucb_bernoulli,
     klucb_bernoulli_slope,
 )
+from armlab.plugins.selection import argmax_random_ties, random_among_entries
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
-
-UNIT = (0.0, 1.0)
-#: Bernoulli means with repeats, so that arms often share (pulls, successes) and tie exactly.
-MEANS = np.array([0.2, 0.5, 0.5, 0.7, 0.7, 0.1, 0.0, 1.0])
-
-
-def full_choice(policy, stats) -> np.ndarray:
-    """The arm the policy would pick from its whole index (no laziness)."""
-    rng = policy.rng if policy.params.tie_break == "random" else None
-    if isinstance(policy, KLUCB):
-        return select_by_index(stats, policy.index(stats), need=1, rng=rng)
-    index = policy.index(stats)
-    return np.argmax(index, axis=1) if rng is None else argmax_random_ties(index, rng, stats.dispatched)
-
-
-def drive(hand, policy, steps: int, delay: int, replicas: int = 48) -> int:
-    """Run ``policy`` against ``full_choice`` step by step; return the steps compared."""
-    h = hand(policy, MEANS.size, budget=steps, replicas=replicas, reward_range=UNIT)
-    coins = np.random.default_rng(3)
-    in_flight: deque = deque()
-    for _ in range(steps):
-        expected = full_choice(policy, h.stats)
-        arms = h.select()
-        np.testing.assert_array_equal(arms, expected)
-        h.stats.dispatch(h.rows, arms)
-        in_flight.append((arms, (coins.random(h.rows.size) < MEANS[arms]).astype(float)))
-        if len(in_flight) > delay:
-            done, rewards = in_flight.popleft()
-            h.stats.observe(h.rows, done, rewards)
-            policy.update(h.stats, h.rows, done, rewards)
-    return steps
-
-
-@pytest.mark.parametrize("delay", [0, 4])
-@pytest.mark.parametrize(
-    "policy",
-    [
-        KLUCB(KLUCB.Params()),
-        KLUCB(KLUCB.Params(c=3.0, tie_break="lowest")),
-        KLUCB(KLUCB.Params(solver="bisection")),
-        BayesUCB(BayesUCB.Params()),
-        BayesUCB(BayesUCB.Params(c=1.0, tie_break="lowest")),
-    ],
-    ids=["klucb", "klucb-c3-lowest", "klucb-bisection", "bayes-ucb", "bayes-ucb-c1-lowest"],
-)
-def test_lazy_selection_equals_the_full_index(hand, policy, delay):
-    assert drive(hand, policy, steps=400, delay=delay) == 400
 
 
 def concave_family(a: np.ndarray, b: np.ndarray):
