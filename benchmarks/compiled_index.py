@@ -201,7 +201,7 @@ class CompiledSelection:
         self.slope, self.values = np.zeros((replicas, k)), np.empty((replicas, k))
         self.changed = np.full(replicas, -1, dtype=np.int64)
         self.best, self.tied = np.zeros(replicas, dtype=np.int64), np.zeros(replicas, dtype=np.int64)
-        policy._lazy.invalidate = self.invalidate
+        policy._lazy_argmax.invalidate = self.invalidate
         policy.select = self.select
 
     def invalidate(self, stats, rows, arms) -> None:
@@ -209,7 +209,8 @@ class CompiledSelection:
 
     def select(self, stats) -> np.ndarray:
         policy = self.policy
-        select_replicas(stats.means, policy.inv_n, policy.entropy, policy.exploration(stats), self.lower,
+        inv_n = 1.0 / np.maximum(stats.counts, 1)
+        select_replicas(stats.means, inv_n, neg_entropy(stats.means), policy.exploration(stats), self.lower,
                         self.intercept, self.slope, self.changed, self.best, self.tied, self.values)
         self.changed[:] = -1
         best = self.best.copy()
@@ -270,14 +271,14 @@ def root_ns(batch: int) -> tuple[float, float]:
     p, delta = rng.random(batch), 8.0 / rng.integers(5, 200, batch)
     h = neg_entropy(p)
     compiled = ns_per_entry(partial(_roots, p, delta, h, np.empty(batch)), batch, 200)
-    return compiled, ns_per_entry(partial(klucb_bernoulli, p, delta, "newton", h), batch, 200)
+    return compiled, ns_per_entry(partial(klucb_bernoulli, p, delta, "newton"), batch, 200)
 
 
 def root_mismatches() -> int:
     """Entries of a (mean, level) grid where the compiled root differs from armlab's."""
     p = np.repeat(np.linspace(0.0, 1.0, 201), 60)
     delta = np.tile(np.geomspace(1e-6, 50.0, 60), 201)
-    expected = klucb_bernoulli(p, delta, "newton", neg_entropy(p))
+    expected = klucb_bernoulli(p, delta, "newton")
     got = np.array([kl_index(a, b, c) for a, b, c in zip(p, delta, neg_entropy(p), strict=True)])
     return int(np.count_nonzero(got != expected))
 
