@@ -36,7 +36,9 @@ class IndexPolicy(Policy):
 
     honours_inactive_arms = True  # it selects among the active arms only
 
-    #: Observed results every arm needs before its index is read.
+    #: Observed results every arm needs before its index is read (a subclass whose need
+    #: depends on its parameters overrides it with a property, e.g. Bayes-UCB: 0 under a
+    #: Beta prior, 1 under a Gaussian one).
     need: ClassVar[int] = 1
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
