@@ -42,7 +42,8 @@ PROBLEM = {
 #: Parameters that make a policy do more than its warm-up within the budget.
 PARAMS = {"median-elimination": {"epsilon": 0.9, "square": False}, "vbr": {"gamma": 10.0}}
 #: Parameters that let a policy take Gaussian rewards (its default assumes [0, 1]).
-GAUSSIAN_PARAMS = {"thompson": {"prior": "gaussian"}, "ugapeb": {"b": 1.0}, "ugapec": {"b": 1.0}}
+GAUSSIAN_PARAMS = {"thompson": {"prior": "gaussian"}, "ugapeb": {"b": 1.0}, "ugapec": {"b": 1.0}, "lucb1": {"b": 1.0},
+                   "klucb": {"divergence": "gaussian"}}
 BUDGET = 600
 
 
