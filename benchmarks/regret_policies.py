@@ -1,6 +1,6 @@
 """Run-steps per second of every regret policy at K = 100 arms and R = 100 replicas.
 
-Not a test: a timing script for the regret suite (ALGORITHMS-regret.md, the EUCBV paper).  Each
+Not a test: a timing script for the regret suite (docs/algorithms/regret.md, the EUCBV paper).  Each
 policy runs ``--steps`` steps of the vectorized engine on Experiment 2's instance (Gaussian
 rewards; Bernoulli with the same means for the policies that need rewards in [0, 1]) and
 reports replica-steps per second, i.e. ``R * steps / seconds`` including the engine's own

@@ -18,7 +18,7 @@ def truth(replicas=np.arange(4), seed=0, **params):
     return source, source.truth
 
 
-def test_base_instance_matches_the_sheet_vector():
+def test_base_instance_matches_hand_computed_values():
     means, variances = heterogeneous_variance_base(64)
     np.testing.assert_allclose(means[:4], [1, 0.875, 0.82322, 0.78349], atol=1e-5)
     np.testing.assert_allclose(variances[:4], [0.1, 0.78906, 0.1, 0.65247], atol=1e-5)

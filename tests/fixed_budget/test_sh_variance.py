@@ -77,10 +77,10 @@ def test_forced_phase_length():
         assert n - 1 > 4 * math.log(1 / delta) >= n - 2  # the smallest count with a valid bound
 
 
-def test_inflation_factor_matches_the_sheet_vector():
+def test_inflation_factor_matches_hand_computed_values():
     n = np.array([13, 14, 15, 20, 30, 50, 100, 200])
     expected = [1405.4, 25.05, 13.36, 4.86, 2.80, 1.98, 1.53, 1.33]
-    np.testing.assert_allclose(variance_inflation(n, 0.05), expected, rtol=1e-4, atol=5e-3)  # sheet: 2 decimals
+    np.testing.assert_allclose(variance_inflation(n, 0.05), expected, rtol=1e-4, atol=5e-3)  # values to 2 decimals
 
 
 def test_inflation_is_infinite_where_the_bound_is_invalid():

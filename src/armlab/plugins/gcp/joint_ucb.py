@@ -2,7 +2,7 @@
 
 The greedy-confidence-pursuit paper's "UCB" arm rule is A-GapE-V (Gabillon et al. 2011) with top-m midpoint gaps, in
 the form of Bachman & Precup's code (docs/algorithms/fixed-budget.md,
-#22).  For arm k of bandit g, with ``T`` observations, mean ``mu`` and unbiased variance ``v``
+docs/algorithms/greedy-confidence-pursuit.md).  For arm k of bandit g, with ``T`` observations, mean ``mu`` and unbiased variance ``v``
 that include two prior pseudo-observations (one 1 and one 0, so ``T >= 2``):
 
     D = |mu - (mu_(m) + mu_(m+1)) / 2|          gap to the bandit's top-m midpoint
