@@ -392,21 +392,3 @@ class LiveExperiment(Answers, JournalReplay):
             self.checkpoint_states.append(self._checkpoint_state(int(self.core.checkpoints[index[0]])))
             if self._listeners:
                 self._emit(ev.CheckpointReached(int(self.core.checkpoints[index[0]]), recommendation))
-
-    def _checkpoint_state(self, trials: int) -> dict[str, Any]:
-        """The run at a checkpoint of ``trials`` dispatched trials (a row group of the live
-        ``results.csv``): the outcome counters, and per bandit its answer and, per arm, the
-        trials sent to it (``pulls``, failed ones included), the rewards observed and their mean."""
-        c = self.counters
-        return {
-            "trials": trials, "completed": c.completed, "failed": c.failed, "abandoned": c.abandoned, "late": c.late,
-            "bandits": [
-                {
-                    "recommendation": self._answer(b),
-                    "pulls": self._sent[b].tolist(),
-                    "observed": st.counts[0].tolist(),
-                    "means": [float(m) if n else None for m, n in zip(st.means[0], st.counts[0], strict=True)],
-                }
-                for b, st in enumerate(self.core.stats)
-            ],
-        }

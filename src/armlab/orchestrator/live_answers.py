@@ -44,6 +44,7 @@ class Answers:
     state: ExperimentState
     stopped: bool
     counters: Any
+    _sent: list[np.ndarray]
 
     def _answer(self, bandit: int) -> Any:
         """Bandit ``bandit``'s current answer, JSON-ready (None for the regret objective)."""
@@ -51,6 +52,24 @@ class Answers:
             return None
         answer = self.core.recommend(bandit)[0]
         return int(answer) if np.ndim(answer) == 0 else np.flatnonzero(answer).tolist()
+
+    def _checkpoint_state(self, trials: int) -> dict[str, Any]:
+        """The run at a checkpoint of ``trials`` dispatched trials (a row group of the live
+        ``results.csv``): the outcome counters, and per bandit its answer and, per arm, the
+        trials sent to it (``pulls``, failed ones included), the rewards observed and their mean."""
+        c = self.counters
+        return {
+            "trials": trials, "completed": c.completed, "failed": c.failed, "abandoned": c.abandoned, "late": c.late,
+            "bandits": [
+                {
+                    "recommendation": self._answer(b),
+                    "pulls": self._sent[b].tolist(),
+                    "observed": st.counts[0].tolist(),
+                    "means": [float(m) if n else None for m, n in zip(st.means[0], st.counts[0], strict=True)],
+                }
+                for b, st in enumerate(self.core.stats)
+            ],
+        }
 
     def recommendation(self) -> Any:
         """The current answer, JSON-ready: one bandit's, or a list with one per bandit."""
