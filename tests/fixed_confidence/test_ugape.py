@@ -9,7 +9,13 @@ import pytest
 from pydantic import ValidationError
 
 from armlab.errors import ConfigError
-from armlab.plugins.fixed_confidence.ugape import UGapEb, UGapEc, gap_indices, select_arm
+from armlab.plugins.fixed_confidence.ugape import (
+    UGapEb,
+    UGapEc,
+    gap_indices,
+    select_arm,
+    ugape_round,
+)
 from armlab.plugins.interfaces import STOPPED
 from armlab.problem import Objective
 from armlab.testing import check_policy
@@ -20,30 +26,52 @@ def test_conformance(cls, objective):
     check_policy(cls, {}, objective=objective, source="bernoulli", budget=300)
 
 
-def test_gap_indices_by_hand_best_arm():
+def test_round_by_hand_best_arm():
     means = np.array([[0.6, 0.5, 0.3]])
     beta = np.array([[0.1, 0.2, 0.1]])
-    upper, lower, b, chosen, b_set = gap_indices(means, beta, 1)
-    assert upper[0] == pytest.approx([0.7, 0.7, 0.4])
+    U, L = means + beta, means - beta
+    assert U[0] == pytest.approx([0.7, 0.7, 0.4])
     # B_k = max_{i != k} U_i - L_k = (0.7 - 0.5, 0.7 - 0.3, 0.7 - 0.2)
-    assert b[0] == pytest.approx([0.2, 0.4, 0.5])
-    assert chosen[0].tolist() == [True, False, False] and b_set[0] == pytest.approx(0.2)
+    assert gap_indices(U, L, 1)[0] == pytest.approx([0.2, 0.4, 0.5])
+    now = ugape_round(beta, U, L, 1)
+    assert now.chosen.tolist() == [[0]] and now.b_set[0] == pytest.approx(0.2)
     # u = argmax_{not J} U = arm 1 (beta 0.2) beats l = arm 0 (beta 0.1)
-    assert select_arm(upper, lower, beta, chosen).tolist() == [1]
+    assert now.arm.tolist() == [1]
     # equal widths: l wins
     beta = np.full((1, 3), 0.1)
-    upper, lower, _, chosen, _ = gap_indices(means, beta, 1)
-    assert select_arm(upper, lower, beta, chosen).tolist() == [0]
+    assert ugape_round(beta, means + beta, means - beta, 1).arm.tolist() == [0]
 
 
 def test_gap_indices_m_th_largest_of_the_others_with_ties():
     means = np.array([[0.5, 0.5, 0.4, 0.1]])
     beta = np.full((1, 4), 0.1)
-    _, _, b, chosen, b_set = gap_indices(means, beta, 2)
+    U, L = means + beta, means - beta
     # U = (0.6, 0.6, 0.5, 0.2), L = (0.4, 0.4, 0.3, 0.0); 2nd largest U among the others
     # is 0.5 for arms 0 and 1, 0.6 for arms 2 and 3
-    assert b[0] == pytest.approx([0.1, 0.1, 0.3, 0.6])
-    assert chosen[0].tolist() == [True, True, False, False] and b_set[0] == pytest.approx(0.1)
+    assert gap_indices(U, L, 2)[0] == pytest.approx([0.1, 0.1, 0.3, 0.6])
+    now = ugape_round(beta, U, L, 2)
+    assert now.chosen.tolist() == [[0, 1]] and now.b_set[0] == pytest.approx(0.1)
+
+
+def test_round_ties():
+    # J: B = (0.5, 0.2, 0.4, 0.4, 0.7) ties for the second place: the lower index
+    U = np.array([[0.9, 0.8, 0.8, 0.8, 0.5]])
+    L = np.array([[0.3, 0.6, 0.4, 0.4, 0.1]])
+    beta = np.array([[0.3, 0.1, 0.2, 0.2, 0.2]])
+    assert gap_indices(U, L, 2)[0] == pytest.approx([0.5, 0.2, 0.4, 0.4, 0.7])
+    now = ugape_round(beta, U, L, 2)
+    assert now.chosen.tolist() == [[1, 2]] and now.b_set[0] == pytest.approx(0.4)
+    # l = arm 2 (L = 0.4), u = arm 0 (U = 0.9, the wider): u
+    assert now.arm.tolist() == [0]
+    assert select_arm(np.array([2]), np.array([0]), beta).tolist() == [0]
+    # u: arms 1 and 2 tie on U = 0.8 outside J = {0}: the larger width, arm 2
+    U, L = np.array([[1.0, 0.8, 0.8]]), np.array([[0.9, 0.2, 0.4]])
+    now = ugape_round(np.array([[0.05, 0.2, 0.3]]), U, L, 1)
+    assert now.chosen.tolist() == [[0]] and now.arm.tolist() == [2]
+    # l: arms 0 and 1 of J tie on L = 0.5: the larger width, arm 1, which ties u's width: l
+    U, L = np.array([[0.9, 0.9, 0.5]]), np.array([[0.5, 0.5, 0.1]])
+    now = ugape_round(np.array([[0.1, 0.2, 0.2]]), U, L, 2)
+    assert now.chosen.tolist() == [[0, 1]] and now.arm.tolist() == [1]
 
 
 def test_sheet_vector_optimal_a(hand):

@@ -1,10 +1,6 @@
-"""Pieces shared by the (epsilon, m)-best-arm rules: parameter checks, set selection with the
-armlab's tie rules, the initial round, and answers frozen when a stopping rule fires.
-
-The rules run at every step for every replica, so the sets they need (the m arms with the
-largest means, the m + 1 largest upper bounds, ...) are carried from step to step by
-:class:`TopSet` and repaired, instead of sorted anew; answers stay exactly those of
-:func:`smallest_m` and :func:`argbest`."""
+"""Pieces shared by the (epsilon, m)-best-arm rules (UGapE, LUCB1): parameter checks, the
+initial round, the m-arm sets and the arm of best bound with the rules' tie order, and answers
+frozen when a stopping rule fires.  Definitions: docs/algorithms/fixed-confidence.md."""
 
 from __future__ import annotations
 
@@ -14,6 +10,7 @@ from abc import abstractmethod
 import numpy as np
 
 from armlab.errors import ConfigError
+from armlab.plugins._fast.warm_arms import WarmArms
 from armlab.plugins.interfaces import Policy, empirical_recommendation
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
@@ -21,18 +18,19 @@ from armlab.stats import ArmStats
 
 __all__ = [
     "SET_OBJECTIVES",
-    "FirstRound",
+    "InitialRound",
     "StoppingRule",
-    "TopSet",
     "argbest",
     "as_answer",
+    "at_arms",
     "best_of",
-    "first_round",
+    "initial_round",
     "require_top_m",
     "resolve_delta",
     "reward_span",
     "set_mask",
     "smallest_m",
+    "top_m",
 ]
 
 #: The objectives of (epsilon, m)-best-arm identification (best-arm is m = 1).
@@ -78,44 +76,67 @@ def resolve_delta(name: str, problem: Problem, delta: float | None) -> float:
     return value
 
 
+def top_m(values: np.ndarray, m: int) -> np.ndarray:
+    """Ids ``(R, m)`` of the ``m`` largest values of each row, ascending (exact ties: the lower
+    index, as the first ``m`` of a stable sort)."""
+    if m == 1:
+        return np.argmax(values, axis=1)[:, None]
+    k = values.shape[1]
+    mth = np.partition(values, k - m, axis=1)[:, k - m, None]  # the m-th largest value
+    above = values > mth
+    tied = values == mth
+    # the arms tied at the m-th largest value take the places left, lowest index first
+    chosen = above | (tied & (np.cumsum(tied, axis=1) <= m - above.sum(axis=1, keepdims=True)))
+    return np.nonzero(chosen)[1].reshape(-1, m)
+
+
 def smallest_m(values: np.ndarray, m: int) -> np.ndarray:
     """Boolean ``(R, K)`` mask of the ``m`` smallest values per row (ties: lower index)."""
-    order = np.argsort(values, axis=1, kind="stable")[:, :m]
-    chosen = np.zeros(values.shape, dtype=bool)
-    np.put_along_axis(chosen, order, True, axis=1)
-    return chosen
+    return set_mask(top_m(-values, m), values.shape[1])
 
 
-def argbest(primary: np.ndarray, tiebreak: np.ndarray, mask: np.ndarray, largest: bool) -> np.ndarray:
-    """Per row, the arm in ``mask`` with the largest (or smallest) ``primary``; exact ties go
-    to the larger ``tiebreak``, then to the lower index.  Every row needs a masked arm."""
-    fill = -np.inf if largest else np.inf
-    masked = np.where(mask, primary, fill)
-    target = masked.max(axis=1) if largest else masked.min(axis=1)
-    tied = mask & (masked == target[:, None])
-    return np.argmax(np.where(tied, tiebreak, -np.inf), axis=1)
-
-
-def best_of(ids: np.ndarray, primary: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray:
-    """Per column, the entry of ``ids`` with the largest ``primary``; exact ties go to the
-    larger ``tiebreak``, then to the smaller id (as :func:`argbest` over the arms ``ids``).
-
-    Arrays are ``(s, n)``: candidates down, replicas across, so the reductions run over a
-    few long rows instead of many short ones.  ``primary`` may be ``-inf`` for entries out of
-    the running (not all of a column).
-    """
-    tied = primary == primary.max(axis=0)
-    if tiebreak is not None:
-        ranked = np.where(tied, tiebreak, -np.inf)
-        tied = ranked == ranked.max(axis=0)
-    return np.where(tied, ids, np.iinfo(ids.dtype).max).min(axis=0)
+def at_arms(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``values[r, ids[r]]`` for every row ``r``: the values ``(R, s)`` of the arms ``ids``."""
+    n, k = values.shape
+    return values.reshape(-1).take(ids + np.arange(0, n * k, k)[:, None])
 
 
 def set_mask(ids: np.ndarray, n_arms: int) -> np.ndarray:
-    """Boolean ``(n, K)`` mask with ``True`` at the arms ``ids`` ``(s, n)`` of each replica."""
-    mask = np.zeros((ids.shape[1], n_arms), dtype=bool)
-    mask.reshape(-1)[ids + np.arange(ids.shape[1]) * n_arms] = True
+    """Boolean ``(R, K)`` mask with ``True`` at the arms ``ids`` ``(R, s)`` of each row."""
+    mask = np.zeros((ids.shape[0], n_arms), dtype=bool)
+    mask.reshape(-1)[ids + np.arange(0, mask.size, n_arms)[:, None]] = True
     return mask
+
+
+def argbest(
+    bound: np.ndarray, among: np.ndarray, largest: bool, tiebreak: np.ndarray | None = None
+) -> np.ndarray:
+    """Per row, the arm of ``among`` (a mask, some arm in every row) with the largest (or
+    smallest) ``bound``; exact ties go to the larger ``tiebreak`` (if given), then to the lower
+    index."""
+    if largest:
+        masked = np.where(among, bound, -np.inf)
+        best = np.argmax(masked, axis=1)
+    else:
+        masked = np.where(among, bound, np.inf)
+        best = np.argmin(masked, axis=1)
+    if tiebreak is None:
+        return best
+    tied = masked == at_arms(masked, best[:, None])
+    return np.argmax(np.where(tied, tiebreak, -np.inf), axis=1)
+
+
+def best_of(
+    ids: np.ndarray, values: np.ndarray, largest: bool, tiebreak: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`argbest` among the arms ``ids`` ``(R, s)`` of each row (ascending, as
+    :func:`top_m` gives them), given their ``values`` (and ``tiebreak``) ``(R, s)``: the arm of
+    largest (or smallest) value, exact ties to the larger ``tiebreak``, then to the lower index."""
+    best = np.argmax(values, axis=1) if largest else np.argmin(values, axis=1)  # first of the ties
+    if tiebreak is not None:
+        tied = values == at_arms(values, best[:, None])
+        best = np.argmax(np.where(tied, tiebreak, -np.inf), axis=1)
+    return at_arms(ids, best[:, None])[:, 0]
 
 
 def as_answer(problem: Problem, chosen: np.ndarray) -> np.ndarray:
@@ -125,145 +146,41 @@ def as_answer(problem: Problem, chosen: np.ndarray) -> np.ndarray:
     return np.argmax(chosen, axis=1)
 
 
-def first_round(stats: ArmStats) -> tuple[np.ndarray, np.ndarray]:
-    """``(initialising, arm)``: rows where some arm has no observed reward yet, and the arm
-    with the fewest pulls (observed + pending, lowest index) they pull meanwhile.
+def initial_round(stats: ArmStats) -> tuple[np.ndarray, np.ndarray]:
+    """``(initialising, arm)``: the replicas where some arm has no observed reward yet, and the
+    arm each replica pulls meanwhile, the one with the fewest pulls (observed + pending,
+    lowest index first).
 
-    Pending pulls count, so the initial round pulls each arm once; with delayed feedback
-    the round-robin continues until every arm has an observation.
+    Pending pulls count, so the initial round pulls each arm once; with delayed feedback the
+    round robin goes on until every arm has an observation, since the rules' bounds are
+    defined only then.
     """
-    initialising = (stats.counts == 0).any(axis=1)
-    return initialising, np.argmin(stats.pulls, axis=1)
+    return (stats.counts == 0).any(axis=1), np.argmin(stats.pulls, axis=1)
 
 
-class FirstRound:
-    """:func:`first_round` for ``replicas`` replicas, free once every arm of every replica has
-    an observation (counts never decrease, so the check stops then)."""
+class InitialRound:
+    """:func:`initial_round` for a whole run: which replicas are past it, and the arms of the
+    others.  Once every arm of every replica has an observation the check is skipped
+    (:meth:`~armlab.plugins._fast.warm_arms.WarmArms.all_warm`, the index policies' warm-up
+    test)."""
 
     def __init__(self, replicas: int) -> None:
         self._all_rows = np.arange(replicas)
-        self.over = False
+        self._over = WarmArms(need=1)
 
     def split(self, stats: ArmStats) -> tuple[np.ndarray, np.ndarray]:
         """``(ready, arms)``: the replicas with every arm observed (ascending), and ``arms``
-        ``(R,)`` holding the first-round arm of every other replica (entries of ``ready`` are
-        left for the caller to fill)."""
-        if not self.over:
-            initialising, arms = first_round(stats)
-            if initialising.any():
-                return np.flatnonzero(~initialising), arms
-            self.over = True
-        return self._all_rows, np.zeros(self._all_rows.size, dtype=np.int64)
+        ``(R,)`` with the initial round's arm of every other replica (0 for ``ready``)."""
+        if self._over.all_warm(stats):
+            return self._all_rows, np.zeros(self._all_rows.size, dtype=np.int64)
+        initialising, arms = initial_round(stats)
+        return np.flatnonzero(~initialising), np.where(initialising, arms, 0)
 
-    def observed_all(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
+    def past(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
         """The replicas of ``rows`` with every arm observed, ascending."""
-        if self.over:
+        if self._over.all_warm(stats):
             return np.sort(rows)
         return np.sort(rows[(stats.counts[rows] > 0).all(axis=1)])
-
-
-class TopSet:
-    """Per replica, a set of arms holding the ``need`` largest values, carried from one
-    evaluation to the next.
-
-    With ``size == need`` the set is exactly the ``need`` arms with the largest values (exact
-    ties: the lower index).  With ``size > need`` it is any ``size`` arms that hold the
-    ``need`` largest values (as a multiset): the spare members let a member's value drop
-    without a repair, which is what evaluations that only need those values want.
-
-    Values move little between steps, so the previous set is checked against the new values
-    by one pass over the arms -- the best arm outside the set against the members -- and
-    repaired one swap at a time; rows needing more than :attr:`max_swaps` swaps are rebuilt
-    by sorting.  The set is always checked against the values it is given, so it is exact
-    however they changed.
-
-    ``ids`` is ``(size, R)`` (see :func:`best_of`); ``penalty`` ``(R, K)`` is ``-inf`` at
-    members and 0 elsewhere, so ``values + penalty`` keeps the values outside the set.
-    """
-
-    #: Swap rounds before the rows still wrong are rebuilt by sorting.
-    max_swaps = 3
-
-    def __init__(self, replicas: int, n_arms: int, need: int, size: int | None = None) -> None:
-        self.need = need
-        self.ids = np.zeros((min(size or need, n_arms), replicas), dtype=np.int64)
-        self.penalty = np.zeros((replicas, n_arms))
-        self._masked = np.empty((replicas, n_arms))
-        self._built = np.zeros(replicas, dtype=bool)
-        self._local = np.arange(0, replicas * n_arms, n_arms)  # flat index of each row's arm 0
-
-    def members(self, rows: np.ndarray) -> np.ndarray:
-        """``ids`` of replicas ``rows`` (ascending), ``(size, len(rows))``."""
-        return self.ids if rows.size == self.ids.shape[1] else self.ids[:, rows]
-
-    def penalty_of(self, rows: np.ndarray) -> np.ndarray:
-        """``penalty`` of replicas ``rows`` (ascending), ``(len(rows), K)``."""
-        return self.penalty if rows.size == self.penalty.shape[0] else self.penalty[rows]
-
-    def update(self, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Make the sets of replicas ``rows`` (ascending) right for ``values`` ``(len(rows), K)``.
-
-        Returns the members' values ``(size, len(rows))`` in the order of ``members(rows)``,
-        the same sorted ascending (with spare members; else the members' smallest value,
-        ``(1, len(rows))``), and the largest value outside each set ``(len(rows),)``.
-        """
-        fresh = ~self._built[rows]
-        if fresh.any():
-            self._rebuild(values[fresh], rows[fresh])
-        inside, ranked, outside, wrong, best, slot = self._check(values, rows)
-        for attempt in range(self.max_swaps + 1):
-            if not wrong.size:
-                break
-            if attempt < self.max_swaps:
-                self._swap(rows[wrong], best, slot)
-            else:
-                self._rebuild(values[wrong], rows[wrong])
-            every = 3 * wrong.size > rows.size  # many rows: a pass over all beats gathering them
-            again = np.arange(rows.size) if every else wrong
-            inside[:, again], ranked[:, again], outside[again], wrong, best, slot = self._check(
-                values if every else values[again], rows[again]
-            )
-            wrong = again[wrong]
-        assert not wrong.size, "a rebuilt set failed its check"
-        return inside, ranked, outside
-
-    def _check(self, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Members' values (as given and ranked) and the best value outside, for replicas
-        ``rows``; then the rows (positions in ``rows``) where the best arm outside must come
-        in, that arm, and the position in ``ids`` of the member it replaces."""
-        n = values.shape[0]
-        local = self._local[:n]
-        ids = self.members(rows)
-        members = values.reshape(-1).take(ids + local)
-        masked = np.add(values, self.penalty_of(rows), out=self._masked[:n])
-        best = np.argmax(masked, axis=1)
-        top = masked.reshape(-1).take(local + best)
-        spare = ids.shape[0] - self.need
-        ranked = np.sort(members, axis=0) if spare else members.min(axis=0, keepdims=True)
-        # with spare members, the need-th largest value must not be beaten; without, the
-        # worst member must not be beaten nor tied by a lower index
-        wrong = np.flatnonzero(top > ranked[spare] if spare else top >= ranked[0])
-        if not wrong.size:
-            return members, ranked, top, wrong, best, wrong
-        if spare:  # any worst member may go: the set only has to hold the values
-            return members, ranked, top, wrong, best[wrong], np.argmin(members[:, wrong], axis=0)
-        # the worst member with the largest id goes, unless it is only tied from a larger id
-        ids, worst = ids[:, wrong], ranked[0, wrong]
-        slot = np.argmax(np.where(members[:, wrong] == worst, ids, -1), axis=0)
-        beats = (top[wrong] > worst) | (best[wrong] < ids[slot, np.arange(wrong.size)])
-        return members, ranked, top, wrong[beats], best[wrong[beats]], slot[beats]
-
-    def _swap(self, rows: np.ndarray, best: np.ndarray, slot: np.ndarray) -> None:
-        """Replace each row's member at position ``slot`` of ``ids`` by its best outside arm."""
-        self.penalty[rows, self.ids[slot, rows]] = 0.0
-        self.ids[slot, rows] = best
-        self.penalty[rows, best] = -np.inf
-
-    def _rebuild(self, values: np.ndarray, rows: np.ndarray) -> None:
-        ids = np.argsort(-values, axis=1, kind="stable")[:, : self.ids.shape[0]].T
-        self.ids[:, rows] = ids
-        self.penalty[rows] = np.where(set_mask(ids, values.shape[1]), -np.inf, 0.0)
-        self._built[rows] = True
 
 
 class StoppingRule(Policy):

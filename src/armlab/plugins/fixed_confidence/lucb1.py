@@ -8,16 +8,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import Field
 
+from armlab.plugins._fast.kept_top_set import KeptTopSet
+from armlab.plugins._fast.lookup_by_count_at_level import LookupByCountAtLevel
 from armlab.plugins.fixed_confidence.common import (
-    FirstRound,
+    InitialRound,
     StoppingRule,
-    TopSet,
+    at_arms,
     best_of,
     require_top_m,
     resolve_delta,
     reward_span,
     set_mask,
-    smallest_m,
+    top_m,
 )
 from armlab.plugins.interfaces import STOPPED, PluginParams
 from armlab.problem import Problem
@@ -74,11 +76,17 @@ class LUCB1(StoppingRule):
         self.rounds = np.zeros(replicas, dtype=np.int64)
         self.round_at = np.full(replicas, -1, dtype=np.int64)  # dispatched count when h was chosen
         self.pair = np.zeros((replicas, 2), dtype=np.int64)  # (h, l) of the current round
-        self._first = FirstRound(replicas)
-        self._high = TopSet(replicas, problem.n_arms, self.top_m)  # High, carried between rounds
+        self._initial = InitialRound(replicas)
+        self._high = KeptTopSet(top_m, replicas, problem.n_arms, size=self.top_m)  # High, kept
+        self._widths = LookupByCountAtLevel(self.width)  # a function of the count while t is shared
+
+    def width(self, counts: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """The width ``b sqrt(ln(k1 K t^4 / delta) / (2 u))`` of arms with ``u = counts`` rewards
+        in round ``t``."""
+        return self.span * lucb_width(counts, t, self.problem.n_arms, self.delta)
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        ready, arms = self._first.split(stats)
+        ready, arms = self._initial.split(stats)
         started = self.round_at[ready]
         starting = ~self.confident[ready] & ((started < 0) | (stats.dispatched[ready] >= started + 2))
         if starting.any():
@@ -89,31 +97,21 @@ class LUCB1(StoppingRule):
         return np.where(self.confident, STOPPED, arms)
 
     def start_rounds(self, stats: ArmStats, rows: np.ndarray) -> None:
-        """Start the next round of replicas ``rows`` (ascending): choose h and l, or stop."""
+        """Start round ``t`` of replicas ``rows`` (ascending): choose h and l, or stop."""
         self.rounds[rows] += 1
-        k = stats.n_arms
         every = rows.size == stats.replicas
         means = stats.means if every else stats.means[rows]
         counts = stats.counts if every else stats.counts[rows]
-        rounds = self.rounds[rows]
-        if (rounds == rounds[0]).all():  # replicas in lockstep: the width is a function of the count
-            most = int(stats.observed[rows].max())  # no count exceeds its replica's total
-            width = (self.span * lucb_width(np.arange(most + 1), rounds[0], k, self.delta))[counts]
-        else:
-            width = self.span * lucb_width(counts, rounds[:, None], k, self.delta)
-        upper = means + width
-        self._high.update(means, rows)  # High: exactly the m largest means
-        high = self._high.members(rows)
-        local = np.arange(rows.size) * k
-        means, width = means.reshape(-1), width.reshape(-1)
-        at = high + local  # L is needed only there and at h: width - mean is -L exactly
-        h = best_of(high, width[at] - means[at])  # exact ties: lower index
-        l = np.argmax(upper + self._high.penalty_of(rows), axis=1)
-        at = local + h
-        done = upper.reshape(-1)[local + l] - (means[at] - width[at]) < self.problem.epsilon
-        self.freeze(rows[done], set_mask(high[:, done], stats.n_arms))
+        beta = self._widths.values(counts, self.rounds[rows])
+        U, L = means + beta, means - beta
+        High = self._high.largest(means, rows).ids.T  # the m arms of largest mean (ties: lower index)
+        h = best_of(High, at_arms(L, High), largest=False)  # argmin_{High} L (ties: lower index)
+        l = np.argmax(self._high.outside(U, rows), axis=1)  # argmax_{not High} U (ties: lower index)
+        index = np.arange(rows.size)
+        done = U[index, l] - L[index, h] < self.problem.epsilon
+        self.freeze(rows[done], set_mask(High[done], stats.n_arms))
         self.round_at[rows] = stats.dispatched[rows]
         self.pair[rows, 0], self.pair[rows, 1] = h, l
 
     def anytime_set(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        return smallest_m(-stats.means[rows], self.top_m)
+        return set_mask(top_m(stats.means[rows], self.top_m), stats.n_arms)

@@ -1,6 +1,20 @@
-"""UGapE (Gabillon, Ghavamzadeh & Lazaric 2012): one arm-selection rule for
+"""UGapE (Gabillon, Ghavamzadeh & Lazaric, NeurIPS 2012): one arm-selection rule for
 (epsilon, m)-best-arm identification with a fixed budget (UGapEb) or a fixed confidence
-(UGapEc).  Definitions: docs/algorithms/fixed-confidence.md."""
+(UGapEc).  Definitions: docs/algorithms/fixed-confidence.md.
+
+At round ``t`` every arm ``k`` has a confidence width ``beta_k(t)`` and bounds ``U_k(t) =
+mean_k + beta_k(t)``, ``L_k(t) = mean_k - beta_k(t)``.  The rule (the paper's Figure 1), for
+every replica at once:
+
+* gap indices ``B_k(t) = max^m_{i != k} U_i(t) - L_k(t)`` (:func:`gap_indices`);
+* ``J(t)`` = the ``m`` arms with the smallest ``B_k(t)``;
+* ``u_t = argmax_{j not in J(t)} U_j(t)``, ``l_t = argmin_{i in J(t)} L_i(t)``;
+* pull whichever of ``u_t``, ``l_t`` has the larger width;
+* ``B_{J(t)}(t) = max_{k in J(t)} B_k(t)``: UGapEc stops when it is below ``epsilon``, UGapEb
+  answers the ``J(t)`` of its smallest value.
+
+The two variants differ only in ``beta`` and in what they do with ``B_{J(t)}``.
+"""
 
 from __future__ import annotations
 
@@ -12,19 +26,22 @@ from pydantic import Field
 
 from armlab.complexity import h_epsilon, mth_largest
 from armlab.errors import ConfigError
+from armlab.plugins._fast.gap_round import GapRound, KeptGapRound
+from armlab.plugins._fast.incremental_index import IncrementalIndex
+from armlab.plugins._fast.lookup_by_count_at_level import LookupByCountAtLevel
 from armlab.plugins.fixed_confidence.common import (
     SET_OBJECTIVES,
-    FirstRound,
+    InitialRound,
     StoppingRule,
-    TopSet,
     argbest,
     as_answer,
+    at_arms,
     best_of,
     require_top_m,
     resolve_delta,
     reward_span,
     set_mask,
-    smallest_m,
+    top_m,
 )
 from armlab.plugins.interfaces import (
     STOPPED,
@@ -36,44 +53,40 @@ from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["UGapEb", "UGapEc", "gap_indices", "select_arm"]
+__all__ = ["UGapEb", "UGapEc", "gap_indices", "select_arm", "ugape_round"]
 
 
-def gap_indices(means: np.ndarray, beta: np.ndarray, m: int) -> tuple[np.ndarray, ...]:
-    """UGapE's quantities for every row: ``(U, L, B, J, B_J)``.
-
-    ``U = mean + beta``, ``L = mean - beta``, ``B_k`` = m-th largest ``U`` among the other
-    arms minus ``L_k``; ``J`` (boolean mask) = the m arms with the smallest ``B`` (ties:
-    lower index); ``B_J = max_{k in J} B_k``.
-    """
-    upper, lower = means + beta, means - beta
-    mth, next_one = mth_largest(upper, m)
-    # removing an arm at or above the m-th largest U promotes the (m+1)-th (ties included)
-    b_index = np.where(upper >= mth, next_one, mth) - lower
-    chosen = smallest_m(b_index, m)
-    b_set = np.where(chosen, b_index, -np.inf).max(axis=1)
-    return upper, lower, b_index, chosen, b_set
+def gap_indices(U: np.ndarray, L: np.ndarray, m: int) -> np.ndarray:
+    """``B_k = max^m_{i != k} U_i - L_k`` for every arm of every row, ``max^m`` the m-th
+    largest among the other arms."""
+    mth, next_one = mth_largest(U, m)  # U_(m) and U_(m+1) over all arms
+    # leaving out an arm at or above U_(m) makes U_(m+1) the m-th largest of the others
+    return np.where(U >= mth, next_one, mth) - L
 
 
-def select_arm(upper, lower, beta, chosen) -> np.ndarray:
-    """Pull ``l_t = argmin_{J} L`` or ``u_t = argmax_{not J} U``, whichever has the larger
-    width (``l_t`` on equal widths); both argmins break ties by larger width, lower index."""
-    u = argbest(upper, beta, ~chosen, largest=True)
-    lo = argbest(lower, beta, chosen, largest=False)
+def select_arm(l: np.ndarray, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``I(t)``: whichever of ``l_t`` and ``u_t`` has the larger width, ``l_t`` on equal widths."""
     rows = np.arange(beta.shape[0])
-    return np.where(beta[rows, lo] >= beta[rows, u], lo, u)
+    return np.where(beta[rows, l] >= beta[rows, u], l, u)
+
+
+def ugape_round(beta: np.ndarray, U: np.ndarray, L: np.ndarray, m: int) -> GapRound:
+    """UGapE's round ``t`` (the paper's Figure 1) in every row, from the widths ``beta_k(t)``
+    and bounds ``U_k(t)``, ``L_k(t)`` ``(R, K)``.
+
+    Ties: ``J(t)`` takes the lower index; ``u_t`` and ``l_t`` the larger width, then the lower
+    index.
+    """
+    B = gap_indices(U, L, m)
+    J = top_m(-B, m)  # the m arms of smallest B
+    B_J = at_arms(B, J).max(axis=1)  # max_{k in J} B_k
+    u = argbest(U, ~set_mask(J, U.shape[1]), largest=True, tiebreak=beta)  # argmax_{j not in J} U_j
+    l = best_of(J, at_arms(L, J), largest=False, tiebreak=at_arms(beta, J))  # argmin_{i in J} L_i
+    return GapRound(arm=select_arm(l, u, beta), chosen=J, b_set=B_J)
 
 
 class _UGapE(Policy):
-    """Shared selection; subclasses define the widths ``beta`` (Hoeffding form).
-
-    A replica's choice, ``J`` and ``B_J`` depend only on its observed rewards, so they are
-    evaluated once per new result (:meth:`current`) and kept.  The evaluation gives exactly
-    :func:`gap_indices` and :func:`select_arm` without sorting the arms: the arms holding the
-    m + 1 largest ``U`` and the set ``J`` are carried from the previous evaluation
-    (:class:`~armlab.plugins.fixed_confidence.common.TopSet`), and ``u`` and ``l`` are
-    looked up among their few arms.
-    """
+    """The shared rule: subclasses define the widths ``beta`` (Hoeffding form)."""
 
     objectives = SET_OBJECTIVES
 
@@ -81,79 +94,17 @@ class _UGapE(Policy):
         super().reset(problem, replicas, rng)
         self.top_m = require_top_m(self.name, problem)
         self.span = reward_span(self.name, problem, self.params.b)
-        k = problem.n_arms
-        self._first = FirstRound(replicas)
-        # arms holding the m + 1 largest U, with spares: the arm pulled usually drops back
-        spares = max(4, self.top_m // 2)
-        self._top_upper = TopSet(replicas, k, self.top_m + 1, size=self.top_m + 1 + spares)
-        self._answer = TopSet(replicas, k, self.top_m)  # J: the largest -B
-        self._evaluated_at = np.full(replicas, -1, dtype=np.int64)  # observed count when evaluated
-        self._arm = np.zeros(replicas, dtype=np.int64)
-        self._b_set = np.zeros(replicas)
-        self._neg_b = np.empty((replicas, k))  # -B of the replicas being evaluated
+        self._initial = InitialRound(replicas)
+        self._rounds = KeptGapRound(ugape_round, top_m, replicas, problem.n_arms, self.top_m)  # sets kept
 
     @abstractmethod
     def bounds(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(beta, U, L)`` of replicas ``rows`` (ascending), each ``(len(rows), K)``; every arm
-        has observations.  Read-only: they may be views of the policy's own arrays."""
+        """The widths ``beta_k(t)`` and bounds ``U_k(t)``, ``L_k(t)``, each ``(len(rows), K)``, of
+        replicas ``rows`` (ascending, every arm observed)."""
 
-    def current(self, stats: ArmStats, rows: np.ndarray) -> None:
-        """Evaluate replicas ``rows`` (ascending, every arm observed) that have new results."""
-        stale = rows[self._evaluated_at[rows] != stats.observed[rows]]
-        if stale.size:
-            self._evaluate(stats, stale)
-
-    def answer_set(self, rows: np.ndarray) -> np.ndarray:
-        """``J`` of replicas ``rows`` as a boolean ``(len(rows), K)`` mask (evaluated rows)."""
-        return set_mask(self._answer.members(rows), self.problem.n_arms)
-
-    def _evaluate(self, stats: ArmStats, rows: np.ndarray) -> None:
-        beta, upper, lower = self.bounds(stats, rows)
-        n, k = upper.shape
-        local = np.arange(n) * k
-        top_u, ranked, outside_u = self._top_upper.update(upper, rows)
-        spare = ranked.shape[0] - self.top_m - 1
-        next_one, mth = ranked[spare], ranked[spare + 1]  # U_(m+1) and U_(m)
-        # -B = L - (U_(m+1) if U >= U_(m) else U_(m)); while U_(m+1) < U_(m) only arms of
-        # that top set reach U_(m), and where the two are equal both cases agree
-        top_flat = self._top_upper.members(rows) + local
-        neg_b = np.subtract(lower, mth[:, None], out=self._neg_b[:n])
-        neg_b.reshape(-1)[top_flat] = lower.reshape(-1).take(top_flat) - np.where(top_u >= mth, next_one, mth)
-        _, worst, _ = self._answer.update(neg_b, rows)
-        self._b_set[rows] = -worst[0]
-        answer = self._answer.members(rows)
-        answer_flat = answer + local
-        lo = best_of(answer, -lower.reshape(-1).take(answer_flat), beta.reshape(-1).take(answer_flat))
-        u = self._best_outside_answer(upper, beta, rows, top_flat, top_u, outside_u)
-        lo_beta, u_beta = beta.reshape(-1).take(local + lo), beta.reshape(-1).take(local + u)
-        self._arm[rows] = np.where(lo_beta >= u_beta, lo, u)
-        self._evaluated_at[rows] = stats.observed[rows]
-
-    def _best_outside_answer(self, upper, beta, rows, top_flat, top_u, outside_u) -> np.ndarray:
-        """``u = argmax_{not J} U`` (ties: larger beta, lower index); ``top_flat`` are the flat
-        indices (in ``upper``) of the arms of the top set of U, ``top_u`` their U.
-
-        Some arm holding one of the m + 1 largest U lies outside J, so the largest U outside J
-        is found in that top set; the ties are settled there too, unless an arm outside the
-        top set has the same U: then every arm is looked at.
-        """
-        n, k = upper.shape
-        top_ids = self._top_upper.members(rows)
-        candidates = top_u + self._answer.penalty.reshape(-1).take(top_ids + rows * k)  # -inf in J
-        u = best_of(top_ids, candidates, beta.reshape(-1).take(top_flat))
-        best = candidates.max(axis=0)
-        tied = np.flatnonzero(outside_u >= best)
-        if tied.size:
-            every = 3 * tied.size > n  # many rows: a pass over all beats gathering them
-            some = slice(None) if every else tied
-            ties = upper[some] + self._answer.penalty_of(rows if every else rows[tied]) == best[some, None]
-            # beta >= 0: beta * ties is beta on the ties and 0 elsewhere (a where is slower);
-            # where every tied beta is 0 the first tie wins
-            widest = np.argmax(beta[some] * ties, axis=1)
-            zero = ~ties.reshape(-1)[np.arange(widest.size) * k + widest]
-            widest[zero] = np.argmax(ties[zero], axis=1)
-            u[tied] = widest[tied] if every else widest
-        return u
+    def round(self, stats: ArmStats, rows: np.ndarray) -> GapRound:
+        """:func:`ugape_round` in replicas ``rows`` (ascending, every arm observed)."""
+        return self._rounds.round(*self.bounds(stats, rows), rows)
 
 
 class UGapEbParams(PluginParams):
@@ -169,17 +120,18 @@ class UGapEbParams(PluginParams):
 class UGapEb(_UGapE):
     """UGapEb, fixed budget n (Gabillon et al. 2012, Fig. 1 and Theorem 1).
 
-    Pull each arm once, then run UGapE's selection with ``beta_k = b sqrt(a / T_k)``.  The
-    answer is the set ``J(t)`` with the smallest ``B_J(t)`` over all evaluated rounds (a
-    running best, strictly smaller wins, earlier on ties), evaluated from round K + 1 on and
-    once more after the last result (docs/algorithms/fixed-confidence.md).  ``a = "optimal"`` uses
-    ``a* = (n - K) / (4 H_epsilon)`` computed per replica from the true means (H_epsilon of
-    eq. 6 with top-m gaps), which minimises Theorem 1's bound ``2Kn exp(-2a)``.
+    Pull each arm once, then run UGapE's rule with ``beta_k = b sqrt(a / T_k)``.  The answer
+    is the set ``J(t)`` with the smallest ``B_J(t)`` over all rounds (a running best,
+    strictly smaller wins, earlier on ties).  A round is computed when its statistics are
+    complete, i.e. each time results arrive, from the first time every arm has one on
+    (round K + 1 without delays), and so once more after the last result
+    (docs/algorithms/fixed-confidence.md).  ``a = "optimal"`` uses ``a* = (n - K) / (4
+    H_epsilon)`` computed per replica from the true means (H_epsilon of eq. 6 with top-m
+    gaps), which minimises Theorem 1's bound ``2Kn exp(-2a)``.
 
     Rewards are assumed in ``[0, b]``.  Pending pulls count toward the initial round and the
-    budget; the widths use observed rewards only, and the running best is evaluated each
-    time results arrive.  Only the Hoeffding width is implemented: neither paper defines a
-    variance (Bernstein) version of UGapE.
+    budget; the widths use observed rewards only.  Only the Hoeffding width is implemented:
+    neither paper defines a variance (Bernstein) version of UGapE.
     """
 
     name = "ugapeb"
@@ -197,9 +149,9 @@ class UGapEb(_UGapE):
         self.a = self.params.eta * np.broadcast_to(a, (replicas,)).astype(np.float64)
         self.best_b = np.full(replicas, np.inf)
         self.best_set = np.zeros((replicas, k), dtype=bool)
-        # beta, U and L of every arm, current as of _synced_at observed results
-        self._beta, self._upper, self._lower = (np.zeros((replicas, k)) for _ in range(3))
-        self._synced_at = np.full(replicas, -1, dtype=np.int64)
+        self.next_arm = np.zeros(replicas, dtype=np.int64)  # I(t) of the last round computed
+        # beta_k depends on the arm's count only: recomputed for the arms just observed
+        self._beta = IncrementalIndex(self.width_at, replicas, k)
 
     def _optimal_a(self, problem: Problem) -> np.ndarray:
         truth = problem.require_truth(self.name, "means (for a = 'optimal')", parameter="a to a number")
@@ -212,43 +164,32 @@ class UGapEb(_UGapE):
             ) from None
         return (problem.budget - problem.n_arms) / (4.0 * h)
 
+    def width_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
+        """``beta_k = b sqrt(a / T_k)`` at flat positions ``flat`` of replicas ``rows``."""
+        with np.errstate(divide="ignore"):  # arms not pulled yet: infinite, never read
+            return self.span * np.sqrt(self.a[rows] / stats.counts.reshape(-1)[flat])
+
     def bounds(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        stale = rows[self._synced_at[rows] != stats.observed[rows]]
-        if stale.size:  # results folded in without update() (hand-set statistics)
-            beta = self.span * np.sqrt(self.a[stale, None] / stats.counts[stale])
-            means = stats.means[stale]
-            self._beta[stale], self._upper[stale], self._lower[stale] = beta, means + beta, means - beta
-            self._synced_at[stale] = stats.observed[stale]
-        if rows.size == stats.replicas:
-            return self._beta, self._upper, self._lower
-        return self._beta[rows], self._upper[rows], self._lower[rows]
+        beta, means = self._beta.current(stats), stats.means
+        if rows.size != stats.replicas:
+            beta, means = beta[rows], means[rows]
+        return beta, means + beta, means - beta
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        ready, arms = self._first.split(stats)
-        if ready.size:
-            self.current(stats, ready)
-            arms[ready] = self._arm[ready]
+        ready, arms = self._initial.split(stats)
+        arms[ready] = self.next_arm[ready]
         return arms
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        # beta depends only on the arm's count: refresh the arm observed, where the bounds
-        # were current before this result
-        in_step = self._synced_at[rows] + 1 == stats.observed[rows]
-        synced = rows[in_step]
-        flat = stats.flat_index(synced, arms[in_step])
-        beta = self.span * np.sqrt(self.a[synced] / stats.counts.reshape(-1)[flat])
-        means = stats.means.reshape(-1)[flat]
-        self._beta.reshape(-1)[flat] = beta
-        self._upper.reshape(-1)[flat], self._lower.reshape(-1)[flat] = means + beta, means - beta
-        self._synced_at[synced] = stats.observed[synced]
-        rows = self._first.observed_all(stats, rows)
+        self._beta.observed(stats, rows, arms)
+        rows = self._initial.past(stats, rows)
         if rows.size == 0:
             return
-        self.current(stats, rows)
-        b_set = self._b_set[rows]
-        better = rows[b_set < self.best_b[rows]]
-        self.best_b[better] = self._b_set[better]
-        self.best_set[better] = self.answer_set(better)
+        now = self.round(stats, rows)
+        self.next_arm[rows] = now.arm
+        better = now.b_set < self.best_b[rows]
+        self.best_b[rows[better]] = now.b_set[better]
+        self.best_set[rows[better]] = set_mask(now.chosen[better], stats.n_arms)
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         answer = as_answer(self.problem, self.best_set)
@@ -289,44 +230,29 @@ class UGapEc(_UGapE, StoppingRule):
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
         self.delta = resolve_delta(self.name, problem, self.params.delta)
-        # beta, U and L of the replicas last evaluated (every width changes with t, so they
-        # are recomputed at each evaluation, into these buffers)
-        self._beta, self._upper, self._lower = (np.empty((replicas, problem.n_arms)) for _ in range(3))
-        self._count_values = np.zeros(0)
+        self._widths = LookupByCountAtLevel(self.width)  # beta is a function of the count while t is shared
 
-    def _counts_up_to(self, total: int) -> np.ndarray:
-        """``0, 1, ..., total`` as floats, ``inf`` in place of 0 (evaluated arms have counts >= 1,
-        and ``x / inf`` needs no guard against a division by zero)."""
-        if self._count_values.size <= total:
-            self._count_values = np.arange(2.0 * total + 2.0)
-            self._count_values[0] = np.inf
-        return self._count_values[: total + 1]
+    def width(self, counts: np.ndarray, t_minus_1: np.ndarray) -> np.ndarray:
+        """``beta_k = b sqrt(c ln(4K(t-1)^3 / delta) / T_k)`` for counts ``T_k`` at ``t - 1``."""
+        exploration = self.params.c * np.log(4.0 * self.problem.n_arms * t_minus_1**3 / self.delta)
+        return self.span * np.sqrt(exploration / counts)
 
     def bounds(self, stats: ArmStats, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         every = rows.size == stats.replicas
         counts = stats.counts if every else stats.counts[rows]
         means = stats.means if every else stats.means[rows]
-        observed = stats.observed[rows]
-        scale = self.params.c * np.log(4.0 * stats.n_arms * observed.astype(np.float64) ** 3 / self.delta)
-        n = rows.size
-        beta, upper, lower = self._beta[:n], self._upper[:n], self._lower[:n]
-        if (observed == observed[0]).all():  # replicas in lockstep: beta is a function of the count
-            # (counts never exceed the observed total, so a table up to it covers them)
-            np.take(self.span * np.sqrt(scale[0] / self._counts_up_to(observed[0])), counts, out=beta)
-        else:
-            np.multiply(self.span, np.sqrt(scale[:, None] / counts), out=beta)
-        return beta, np.add(means, beta, out=upper), np.subtract(means, beta, out=lower)
+        beta = self._widths.values(counts, stats.observed[rows].astype(np.float64))
+        return beta, means + beta, means - beta
 
     def select(self, stats: ArmStats) -> np.ndarray:
-        ready, arms = self._first.split(stats)
+        ready, arms = self._initial.split(stats)
         ready = ready[~self.confident[ready]]
         if ready.size:
-            self.current(stats, ready)
-            done = ready[self._b_set[ready] < self.problem.epsilon]
-            self.freeze(done, self.answer_set(done))
-            arms[ready] = self._arm[ready]
+            now = self.round(stats, ready)
+            done = now.b_set < self.problem.epsilon
+            self.freeze(ready[done], set_mask(now.chosen[done], stats.n_arms))
+            arms[ready] = now.arm
         return np.where(self.confident, STOPPED, arms)
 
     def anytime_set(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        self.current(stats, rows)
-        return self.answer_set(rows)
+        return set_mask(self.round(stats, rows).chosen, stats.n_arms)
