@@ -3,19 +3,28 @@
 Every built-in policy states its rule in its own file, in its paper's shape: an index computed
 from the statistics, a phase schedule, a stopping test.  Where recomputing that rule at every
 step of every replica would dominate a run, the policy hands the computation to one of the
-helpers in this package, each of which computes exactly the same thing with less work:
+helpers here, each of which computes exactly the same thing with less work (gains measured end
+to end at K = 100 arms, R = 500 replicas; a helper is kept only where it gains 10 % or more):
 
-* :class:`~armlab.plugins._fast.warm_arms.WarmArms`: once every arm of every replica is warm and
-  active, an index policy's selection is a plain argmax (the masks of the warm-up are skipped);
-* :class:`~armlab.plugins._fast.incremental_index.IncrementalIndex`: an index whose value for
-  an arm depends on that arm's statistics only is recomputed for the arms just observed;
-* :class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax`: the exact argmax of an index that grows
-  concavely in a shared level (KL-UCB, Bayes-UCB), solving only the arms that can win.
+* shared by index policies: :mod:`.warm_arms` (a plain argmax once every arm is warm),
+  :mod:`.incremental_index` and :mod:`.arm_terms` (an arm-wise index or its terms recomputed for
+  the arms just observed), :mod:`.lazy_argmax` (the exact argmax of KL-UCB's and Bayes-UCB's
+  indices, solving only the arms that can win);
+* cumulative regret: :mod:`.elimination_bounds` (EUCBV), :mod:`.arm_list` and
+  :mod:`.divergence_test` (DMED), :mod:`.result_quota` (UCB-Improved, Median Elimination);
+* thresholding: :mod:`.arms_to_retest` (AugUCB's elimination tests);
+* fixed budget: :mod:`.pulls_since_start` (round robin), :mod:`.kept_arm_values` (SHVar and
+  SHAdaVar ratios), :mod:`.stage_pulls` and :mod:`.lookup_by_count` (SHAdaVar),
+  :mod:`.active_arms` (uniform allocation), :mod:`.gap_terms` (the GapE family and the
+  greedy-confidence-pursuit rules);
+* fixed confidence: :mod:`.kept_top_set`, :mod:`.gap_round` and :mod:`.lookup_by_count_at_level`
+  (UGapE, LUCB1).
 
 Each helper has a reference path, the plain recomputation, taken while
-:func:`reference_paths` is active.  The contract test runs every built-in policy both ways on
-seeded problems (delays and out-of-step replicas included) and requires the same choices, bit
-for bit; the speed each helper buys is measured by ``benchmarks/fast_paths.py``.
+:func:`reference_paths` is active.  ``tests/foundation/test_fast_paths.py`` runs every built-in
+policy both ways on seeded problems (delays and out-of-step replicas included) and requires the
+same choices, bit for bit; the families' ``test_speed_paths.py`` do the same for their
+non-default variants.  ``benchmarks/compare_trees.py`` measures speed against an older tree.
 """
 
 from __future__ import annotations
