@@ -20,7 +20,7 @@ from armlab.errors import ConfigError
 from armlab.plugins._fast import reference_paths
 from armlab.plugins.registry import default_registry
 from armlab.problem import Objective
-from armlab.testing.choices import choice_fingerprint
+from armlab.testing.choices import DELAYED_FEEDBACK, fast_and_reference_fingerprints
 
 K = 12
 MEANS = np.round(np.linspace(0.85, 0.1, K)[np.random.default_rng(3).permutation(K)], 3).tolist()
@@ -28,10 +28,7 @@ SOURCES = {
     "bernoulli": {"plugin": "bernoulli", "means": MEANS},
     "gaussian": {"plugin": "gaussian", "means": MEANS, "variances": 0.09},
 }
-FEEDBACK = {
-    "immediate": {},
-    "delayed": {"delay": 0, "delay_model": "uniform", "delay_max": 6, "in_flight": 4},
-}
+FEEDBACK = {"immediate": {}, "delayed": DELAYED_FEEDBACK}
 PREFERENCE = (Objective.REGRET, Objective.TOP_M, Objective.BEST_ARM, Objective.THRESHOLD)
 PROBLEM = {
     Objective.REGRET: {"objective": "regret"},
@@ -84,11 +81,9 @@ CASES = [
 def test_speed_paths_choose_as_the_reference_paths(name, source, feedback, tie):
     spec = config(name, builtin_policies()[name], source, feedback, tie)
     try:
-        fast = choice_fingerprint(spec)
+        fast, reference = fast_and_reference_fingerprints(spec)
     except ConfigError as exc:  # e.g. a Beta posterior refuses Gaussian rewards
         pytest.skip(f"{name} does not run on {source} arms: {exc}")
-    with reference_paths():
-        reference = choice_fingerprint(spec)
     assert fast == reference, f"{name}: the speed paths chose differently from the reference paths"
 
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from armlab.plugins._fast import reference_paths
 from armlab.plugins.regret import EUCBV
-from armlab.testing.choices import choice_fingerprint
+from armlab.testing.choices import DELAYED_FEEDBACK, fast_and_reference_fingerprints
 
 K = 12
 MEANS = np.round(np.linspace(0.85, 0.1, K)[np.random.default_rng(5).permutation(K)], 3).tolist()
@@ -18,10 +17,7 @@ SOURCES = {
     "bernoulli": {"plugin": "bernoulli", "means": MEANS},
     "gaussian": {"plugin": "gaussian", "means": MEANS, "variances": 0.09},
 }
-FEEDBACK = {
-    "immediate": {},
-    "delayed": {"delay": 0, "delay_model": "uniform", "delay_max": 6, "in_flight": 4},
-}
+FEEDBACK = {"immediate": {}, "delayed": DELAYED_FEEDBACK}
 #: (policy, parameters, source): the variants whose code differs from the default's.
 VARIANTS = [
     ("moss", {"horizon": "t"}, "gaussian"),
@@ -60,9 +56,7 @@ def config(name: str, params: dict, source: str, feedback: str, tie: str | None)
 @pytest.mark.parametrize(("name", "params", "source", "feedback", "tie"), CASES)
 def test_speed_paths_choose_as_the_reference_paths(name, params, source, feedback, tie):
     spec = config(name, params, source, feedback, tie)
-    fast = choice_fingerprint(spec)
-    with reference_paths():
-        reference = choice_fingerprint(spec)
+    fast, reference = fast_and_reference_fingerprints(spec)
     assert fast == reference
 
 

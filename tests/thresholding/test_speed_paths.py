@@ -10,9 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from armlab.plugins._fast import reference_paths
 from armlab.plugins.thresholding import AugUCB
-from armlab.testing.choices import choice_fingerprint
+from armlab.testing.choices import DELAYED_FEEDBACK, fast_and_reference_fingerprints
 
 K = 12
 MEANS = np.round(np.linspace(0.85, 0.1, K)[np.random.default_rng(3).permutation(K)], 3).tolist()
@@ -23,10 +22,7 @@ SOURCES = {
     "bernoulli": {"plugin": "bernoulli", "means": MEANS},
     "far-from-tau": {"plugin": "gaussian", "means": FAR, "variances": 0.01},
 }
-FEEDBACK = {
-    "immediate": {},
-    "delayed": {"delay": 0, "delay_model": "uniform", "delay_max": 6, "in_flight": 4},
-}
+FEEDBACK = {"immediate": {}, "delayed": DELAYED_FEEDBACK}
 CODE = {"variant": "authors-code"}
 POLICIES = {
     "augucb-code": ("augucb", CODE),
@@ -51,9 +47,7 @@ def test_speed_paths_choose_as_the_reference_paths(policy, source, feedback, tie
         "source": SOURCES[source], "feedback": FEEDBACK[feedback],
         "policies": [{"plugin": name, **params, "tie_break": tie}],
     }
-    fast = choice_fingerprint(spec)
-    with reference_paths():
-        reference = choice_fingerprint(spec)
+    fast, reference = fast_and_reference_fingerprints(spec)
     assert fast == reference
 
 

@@ -17,10 +17,15 @@ import numpy as np
 from armlab.config import validate_config
 from armlab.orchestrator.engine import Simulation
 from armlab.orchestrator.simulate import prepare_sources
+from armlab.plugins._fast import reference_paths
 from armlab.plan import build_plan
 from armlab.plugins.registry import Registry, default_registry
 
-__all__ = ["choice_fingerprint"]
+__all__ = ["DELAYED_FEEDBACK", "choice_fingerprint", "fast_and_reference_fingerprints"]
+
+#: A ``[feedback]`` table under which policies choose with pending pulls and replicas fall out
+#: of step: random delays of 0 to 6 steps, at most 4 trials in flight per replica.
+DELAYED_FEEDBACK = {"delay": 0, "delay_model": "uniform", "delay_max": 6, "in_flight": 4}
 
 
 def choice_fingerprint(config: dict[str, Any], registry: Registry | None = None) -> str:
@@ -66,3 +71,12 @@ def choice_fingerprint(config: dict[str, Any], registry: Registry | None = None)
         sim.step()
     add(b"recommend", np.asarray(sim.core.recommend(0)))
     return digest.hexdigest()[:16]
+
+
+def fast_and_reference_fingerprints(config: dict[str, Any], registry: Registry | None = None) -> tuple[str, str]:
+    """:func:`choice_fingerprint` of ``config`` with armlab's speed paths, and inside
+    :func:`~armlab.plugins._fast.reference_paths` (every helper recomputing from the
+    statistics): equal when the speed paths choose as the definitions do."""
+    fast = choice_fingerprint(config, registry)
+    with reference_paths():
+        return fast, choice_fingerprint(config, registry)
