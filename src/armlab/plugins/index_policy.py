@@ -40,6 +40,9 @@ class IndexPolicy(Policy):
     #: depends on its parameters overrides it with a property, e.g. Bayes-UCB: 0 under a
     #: Beta prior, 1 under a Gaussian one).
     need: ClassVar[int] = 1
+    #: Whether :meth:`index` is ``-inf`` at inactive arms (a policy that eliminates arms and
+    #: says so in its index): then the plain argmax applies once every arm is warm, active or not.
+    index_excludes_inactive_arms: ClassVar[bool] = False
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -59,4 +62,5 @@ class IndexPolicy(Policy):
 
     def select(self, stats: ArmStats) -> np.ndarray:
         """The warm-up's arm, or the arm of largest index (computed only once needed)."""
-        return self._warm_arms.select(stats, partial(self.current_index, stats), self.tie_rng())
+        return self._warm_arms.select(stats, partial(self.current_index, stats), self.tie_rng(),
+                                      self.index_excludes_inactive_arms)

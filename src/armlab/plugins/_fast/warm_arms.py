@@ -42,9 +42,16 @@ class WarmArms:
         return self.all_warm(stats) and bool(stats.active.all())
 
     def select(
-        self, stats: ArmStats, index: np.ndarray | Callable[[], np.ndarray], rng: KeyedRandom | None = None
+        self,
+        stats: ArmStats,
+        index: np.ndarray | Callable[[], np.ndarray],
+        rng: KeyedRandom | None = None,
+        inactive_at_minus_inf: bool = False,
     ) -> np.ndarray:
-        """The selection of :func:`select_by_index` (``index`` an array or a function returning it)."""
-        if self.ready(stats):
+        """The selection of :func:`select_by_index` (``index`` an array or a function returning it).
+
+        ``inactive_at_minus_inf``: the index is already ``-inf`` at inactive arms, so the plain
+        argmax also applies once some arms are inactive (an eliminating policy)."""
+        if self.all_warm(stats) if inactive_at_minus_inf else self.ready(stats):
             return argmax(index() if callable(index) else index, rng, stats.dispatched)
         return select_by_index(stats, index, self.need, rng)

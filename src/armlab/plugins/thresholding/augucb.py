@@ -11,7 +11,6 @@ from pydantic import Field
 from armlab.errors import ConfigError
 from armlab.plugins._fast.arms_to_retest import ArmsToRetest
 from armlab.plugins.interfaces import STOPPED
-from armlab.plugins.selection import argmax
 from armlab.plugins.thresholding._common import (
     ArmView,
     ArmwiseKeyPolicy,
@@ -158,6 +157,7 @@ class AugUCB(ArmwiseKeyPolicy):
     name = "augucb"
     Params = AugUCBParams
     objectives = frozenset({Objective.THRESHOLD})
+    index_excludes_inactive_arms = True  # arms outside B have key +inf
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -184,11 +184,7 @@ class AugUCB(ArmwiseKeyPolicy):
     def select(self, stats: ArmStats) -> np.ndarray:
         """Steps 5, 3 and 6: start the rounds due, then pull the arm of ``B`` of lowest key."""
         self._start_rounds(stats)
-        if self._warm_arms.all_warm(stats):  # arms outside B are at -inf: a plain argmax
-            arms = argmax(self.current_index(stats), self.tie_rng(), stats.dispatched)
-        else:
-            arms = super().select(stats)
-        return np.where(stats.active.any(axis=1), arms, STOPPED)
+        return np.where(stats.active.any(axis=1), super().select(stats), STOPPED)
 
     def update(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
         """Step 4, from ``t = K + 1``: eliminate the arms of ``B`` that fail the test (observed
