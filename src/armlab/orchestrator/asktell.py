@@ -39,6 +39,7 @@ import numpy as np
 from armlab import events as ev
 from armlab.adapters.base import Trial, validate_reward
 from armlab.orchestrator.core import DecisionCore
+from armlab.orchestrator.journal_values import stored_float, stored_text
 from armlab.orchestrator.live_answers import Answers
 from armlab.orchestrator.live_replay import JournalReplay
 from armlab.orchestrator.live_types import (
@@ -182,6 +183,7 @@ class LiveExperiment(Answers, JournalReplay):
         ``key`` makes the request idempotent: asking again with the same key returns the
         trial dispatched for it (a client that lost the answer, e.g. in a crash, retries).
         """
+        key = None if key is None else stored_text(key)  # as journaled, so a replayed key still matches
         if key is not None and (known := self._by_key.get(key)) is not None:
             return known.trial
         state = self.state
@@ -220,7 +222,7 @@ class LiveExperiment(Answers, JournalReplay):
     def tell(self, trial_id: int, reward: Any) -> Report:
         """Report the reward of a trial (see the module docstring for every case)."""
         record = self.record(trial_id)
-        value = validate_reward(reward, self.problems[record.trial.bandit].reward_range)
+        value = stored_float(validate_reward(reward, self.problems[record.trial.bandit].reward_range))
         trial = record.trial
         if record.status is TrialStatus.PENDING:
             self._commit(Event("result", trial_id, trial.arm, trial.bandit, reward=value, at=self._now()))
@@ -260,7 +262,7 @@ class LiveExperiment(Answers, JournalReplay):
             return False
         if active.sum() == 1:
             raise RetireRefused(f"arm {arm} is the last active arm of bandit {bandit}; it cannot be retired")
-        self._commit(Event("retired", len(self.trials), arm, bandit, reason=str(reason)[:_MAX_REASON],
+        self._commit(Event("retired", len(self.trials), arm, bandit, reason=_reason(reason),
                            at=self._now()))
         return True
 
@@ -280,7 +282,7 @@ class LiveExperiment(Answers, JournalReplay):
             )
         if record.status is not TrialStatus.PENDING:
             return Report(trial_id, "duplicate", f"trial {trial_id} was already {record.status.value}")
-        reason = str(reason)[:_MAX_REASON]
+        reason = _reason(reason)
         trial = record.trial
         self._commit(Event(kind, trial_id, trial.arm, trial.bandit, reason=reason, at=self._now()))
         return Report(trial_id, "accepted")
@@ -392,3 +394,8 @@ class LiveExperiment(Answers, JournalReplay):
             self.checkpoint_states.append(self._checkpoint_state(int(self.core.checkpoints[index[0]])))
             if self._listeners:
                 self._emit(ev.CheckpointReached(int(self.core.checkpoints[index[0]]), recommendation))
+
+
+def _reason(reason: Any) -> str:
+    """A reason as journaled: text, at most ``_MAX_REASON`` characters, storable."""
+    return stored_text(str(reason)[:_MAX_REASON])

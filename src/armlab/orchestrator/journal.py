@@ -30,9 +30,18 @@ What is checked, and when:
   the file it opened, so a journal deleted or replaced while in use stops the writer instead
   of acknowledging results written to an unlinked file.
 
+* **Values as stored.**  Every event is hashed as SQLite returns it (:mod:`.journal_values`:
+  ``-0.0`` is stored as ``0.0``).  armlab 0.1.0 hashed a ``-0.0`` with its sign; such an
+  event is accepted as it was written (the chain value it was given is recognised), so
+  those journals verify, replay and salvage unchanged, and are never rewritten.
+* **Links.**  A journal reached through a symbolic link is used where the link points
+  (SQLite puts ``NAME-wal`` there, and ``NAME-tail`` goes beside it).  A link in the place
+  of ``NAME-tail`` or of SQLite's files is refused, never written through.
+
 ``armlab journal salvage`` (:mod:`.journal_repair`) copies the readable, verified prefix of a damaged journal into
-a new one.  Creation is atomic (written under a temporary name, then renamed), so a crash
-while creating leaves no half-made journal.  The schema guards the invariants: one dispatch
+a new one.  Creation is atomic (written under a new temporary name, then linked to its
+name, which fails if that exists), so a crash while creating leaves no half-made journal,
+and of two processes creating the same journal at once exactly one succeeds.  The schema guards the invariants: one dispatch
 per trial, at most one outcome per trial, one late report per trial, one trial per
 idempotency key.  The database is opened in exclusive locking mode, so a second process
 cannot use a journal that is in use; the operating system drops the lock when the owner
@@ -43,6 +52,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -59,8 +69,11 @@ from armlab.orchestrator.journal_integrity import (
     TailMarker,
     genesis,
     link,
+    links_of_a_signed_zero,
     refuse_a_damaged_log,
+    refuse_linked_files,
 )
+from armlab.orchestrator.journal_values import as_stored
 from armlab.orchestrator.live_types import Event
 
 __all__ = ["FORMAT_VERSION", "Journal", "JournalCorrupted", "JournalError"]
@@ -117,15 +130,19 @@ class Journal:
     def create(cls, path: str | Path, meta: Mapping[str, Any]) -> Journal:
         """Start a new journal at ``path`` (which must not exist) holding ``meta`` (JSON values).
 
-        The journal is written under a temporary name and renamed into place, so ``path``
-        is either a complete journal or absent, whatever happens meanwhile.
+        The journal is written under a new temporary name and linked to ``path`` (which
+        fails if ``path`` exists, atomically), so ``path`` is either a complete journal or
+        absent, whatever happens meanwhile, and of two processes creating it at once exactly
+        one succeeds: the other gets a :class:`JournalError` saying the journal exists.
         """
         path = Path(path)
-        if path.exists():
-            raise JournalError(f"journal {str(path)!r} already exists; resume it or pick another file")
+        if path.exists() or path.is_symlink():  # a link is never followed to create a file elsewhere
+            raise JournalError(_exists(path))
         rows = {"format": FORMAT_VERSION, "armlab_version": __version__, "created_at": time.time(), **meta}
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.creating")
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.creating")
         try:
+            refuse_linked_files(path)
+            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))  # new, not a link
             db = sqlite3.connect(temporary, isolation_level=None)
             try:
                 db.execute("PRAGMA journal_mode = WAL")
@@ -140,34 +157,45 @@ class Journal:
             finally:
                 db.close()  # the write-ahead log is folded in and removed
             _fsync(temporary)
+            os.link(temporary, path)  # never replaces a file: the one atomic test that path is new
             TailMarker(path).remove()  # a stale marker of an earlier journal of that name
-            os.rename(temporary, path)
             _fsync(path.parent)
+        except FileExistsError:
+            raise JournalError(_exists(path, at_once=True)) from None
         except (OSError, sqlite3.Error) as exc:
-            temporary.unlink(missing_ok=True)
             raise JournalError(f"cannot create journal {str(path)!r}: {exc}") from None
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        finally:
+            _remove_file(temporary)
         log.info("journal_created", path=str(path))
         return cls.open(path)
 
     @classmethod
     def open(cls, path: str | Path) -> Journal:
         """Open an existing journal for replay and further appends (format 1 is migrated)."""
-        path = Path(path)
+        path = _resolved(path)
         if not path.is_file():
             raise JournalError(f"journal {str(path)!r} does not exist")
+        refuse_linked_files(path)
         wal_present = Path(f"{path}-wal").exists()
         db = _connect(path)
         try:
+            return cls._checked(path, db, wal_present)
+        except BaseException as exc:
+            db.close()
+            if isinstance(exc, sqlite3.Error):  # e.g. its disk is still full after a stop on a full disk
+                raise JournalError(f"cannot open journal {str(path)!r} for writing: {exc}; free space on its "
+                                   "disk (or fix what the error names) and run the same command again") from None
+            raise
+
+    @classmethod
+    def _checked(cls, path: Path, db: sqlite3.Connection, wal_present: bool) -> Journal:
+        """The journal on the connection ``db``, once its files are known to be complete."""
+        try:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as exc:
-            db.close()
             raise JournalError(f"{str(path)!r} is not an armlab journal: {exc}") from None
         version = json.loads(meta.get("format", "null"))
         if version not in (1, FORMAT_VERSION):
-            db.close()
             raise JournalError(
                 f"journal {str(path)!r} has format {version!r}; this armlab reads formats 1 and "
                 f"{FORMAT_VERSION} (a newer armlab wrote it: resume it with that version)"
@@ -175,7 +203,6 @@ class Journal:
         if meta.get("state") == '"open"' and not wal_present and TailMarker(path).read() is None:
             # (with its marker, the marker decides: SQLite may have folded the log in at a close
             # that could not mark the journal closed, e.g. on a full disk)
-            db.close()
             raise JournalCorrupted(
                 f"journal {str(path)!r} was not closed cleanly and its write-ahead log {str(path)!r}-wal is "
                 "missing, so its newest events are lost (copy a journal with its -wal file, or use "
@@ -189,14 +216,15 @@ class Journal:
 
             migrate_from_1(db, path)
         journal = cls(path, db)
+        journal.tail.check(path, journal._seq, journal._chain_at)
+        journal.tail.open()
         try:
-            journal.tail.check(path, journal._seq, journal._chain_at)
-        except JournalCorrupted:
-            db.close()
+            journal._set_state("open")
+            with journal._lock:  # into the main file, so a copy of it alone is known to be incomplete
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except BaseException:
+            journal.tail.close()
             raise
-        journal._set_state("open")
-        with journal._lock:  # into the main file, so a copy of it alone is known to be incomplete
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return journal
 
     # -- reading -------------------------------------------------------------------------
@@ -221,7 +249,9 @@ class Journal:
             if seq != expected:
                 raise self._damaged(f"is missing event {expected} (the next stored is {seq}); the last good "
                                     f"event is {last}", expected - 1)
-            chain = link(chain, seq, event)
+            previous, chain = chain, link(chain, seq, event)
+            if chain != stored and stored in links_of_a_signed_zero(previous, seq, event):
+                chain = stored  # a -0.0 hashed by armlab 0.1.0, stored as 0.0: written intact
             if chain != stored:
                 raise self._damaged(f"event {seq} ({kind} of trial {trial}) was changed after it was written; "
                                     f"the last good event is {last}", seq - 1)
@@ -285,7 +315,7 @@ class Journal:
         with self._lock:
             self._check_identity()
             seq, chain, rows = self._seq, self._chain, []
-            for e in events:
+            for e in map(as_stored, events):
                 seq += 1
                 chain = link(chain, seq, e)
                 rows.append((seq, e.kind, e.trial, e.arm, e.bandit, e.reward, e.reason, e.key, e.at, chain))
@@ -348,6 +378,23 @@ class Journal:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _resolved(path: str | Path) -> Path:
+    """``path``, or where it points if it is a symbolic link: SQLite writes ``NAME-wal`` beside
+    the file a link points to, so every file of the journal is kept there."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _exists(path: Path, at_once: bool = False) -> str:
+    why = "another process created it at the same moment" if at_once else "it already exists"
+    return f"cannot create journal {str(path)!r}: {why}; resume it or pick another file"
+
+
+def _remove_file(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -25,7 +25,10 @@ from pathlib import Path
 from armlab.errors import ArmlabError
 from armlab.orchestrator.live_types import Event
 
-__all__ = ["JournalCorrupted", "JournalError", "TailMarker", "genesis", "link", "refuse_a_damaged_log"]
+__all__ = [
+    "JournalCorrupted", "JournalError", "TailMarker", "genesis", "link", "links_of_a_signed_zero",
+    "refuse_a_damaged_log", "refuse_linked_files",
+]
 
 
 class JournalError(ArmlabError):
@@ -41,10 +44,29 @@ class JournalCorrupted(JournalError):
 
 
 def link(previous: str, seq: int, event: Event) -> str:
-    """The chain value of event number ``seq`` after ``previous`` (floats written exactly)."""
-    reward = None if event.reward is None else float(event.reward).hex()
-    fields = [seq, event.kind, event.trial, event.arm, event.bandit, reward, event.reason, event.key,
-              float(event.at).hex()]
+    """The chain value of event number ``seq`` after ``previous`` (floats written exactly).
+
+    ``event`` must hold its values as the journal stores them (:func:`.journal_values.as_stored`).
+    """
+    return _link(previous, seq, event, event.reward, event.at)
+
+
+def links_of_a_signed_zero(previous: str, seq: int, event: Event) -> list[str]:
+    """The other chain values ``event`` may carry in a journal of armlab 0.1.0.
+
+    That version hashed a reward or time of ``-0.0`` with its sign, while SQLite stored
+    ``0.0``: such an event was written intact but does not match :func:`link`.  These
+    are the values it was hashed to, for each of its zero fields that may have been ``-0.0``
+    (none when it has no zero), so the journal stays readable without being rewritten.
+    """
+    rewards = [event.reward, -0.0] if event.reward == 0.0 else [event.reward]
+    ats = [event.at, -0.0] if event.at == 0.0 else [event.at]
+    return [_link(previous, seq, event, reward, at) for reward in rewards for at in ats][1:]
+
+
+def _link(previous: str, seq: int, event: Event, reward: float | None, at: float) -> str:
+    fields = [seq, event.kind, event.trial, event.arm, event.bandit, None if reward is None else float(reward).hex(),
+              event.reason, event.key, float(at).hex()]
     text = previous + json.dumps(fields, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -57,8 +79,29 @@ def genesis(meta: Mapping[str, str]) -> str:
 
 
 
+#: What armlab and SQLite create beside a journal ``NAME``: ``NAME-tail`` and SQLite's files.
+SIDE_FILES = ("-tail", "-wal", "-shm", "-journal")
+
+
+def refuse_linked_files(path: Path) -> None:
+    """Raise when a file beside the journal ``path`` that armlab or SQLite would write is a
+    symbolic link: writing through it would change whatever file it points to."""
+    for suffix in SIDE_FILES:
+        side = Path(f"{path}{suffix}")
+        if side.is_symlink():
+            raise JournalError(_a_link(side))
+
+
+def _a_link(path: Path) -> str:
+    return (f"{str(path)!r} is a symbolic link; armlab does not write through a link beside a journal "
+            "(it would change the file it points to): remove the link and run the same command again")
+
+
 class TailMarker:
-    """``NAME-tail``: the number and chain value of the journal's last committed event."""
+    """``NAME-tail``: the number and chain value of the journal's last committed event.
+
+    It is opened with ``O_NOFOLLOW``: a link put in its place is refused, never written through.
+    """
 
     def __init__(self, journal_path: Path) -> None:
         self.path = Path(f"{journal_path}-tail")
@@ -67,17 +110,32 @@ class TailMarker:
     def read(self) -> tuple[int, str] | None:
         """The marker's (number, chain), or None when there is no (readable) marker."""
         try:
-            seq, chain = self.path.read_text(encoding="ascii").split()
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            seq, chain = os.read(fd, 128).decode("ascii").split()
             return int(seq), chain
         except (OSError, ValueError):
             return None
+        finally:
+            os.close(fd)
+
+    def open(self) -> None:
+        """Open (or create) the marker for writing; raise :class:`JournalError` if it is a link."""
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            except OSError as exc:
+                if self.path.is_symlink():
+                    raise JournalError(_a_link(self.path)) from None
+                raise JournalError(f"cannot open the journal's marker {str(self.path)!r}: {exc}") from None
 
     def write(self, seq: int, chain: str) -> None:
         """Record the last committed event (after its commit; a page-cache write, no fsync)."""
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        self.open()
         text = f"{seq} {chain}\n".encode("ascii").ljust(64)  # fixed width: one write, no truncate
-        os.pwrite(self._fd, text, 0)
+        os.pwrite(self._fd, text, 0)  # type: ignore[arg-type]
 
     def close(self) -> None:
         if self._fd is not None:
@@ -131,7 +189,6 @@ def refuse_a_damaged_log(db: sqlite3.Connection, path: Path) -> None:
         and int.from_bytes(data[32 + i * size + 4 : 32 + i * size + 8], "big") != 0  # a commit frame
     ]
     if lost:
-        db.close()
         raise JournalCorrupted(
             f"journal {str(path)!r}: its write-ahead log {str(path)!r}-wal is damaged at frame {used + 1}, and "
             f"{len(lost)} committed transaction(s) after it cannot be read; resuming would drop acknowledged "

@@ -1,0 +1,42 @@
+"""Values as the journal stores them, so what is hashed, kept in memory and read back agree.
+
+The journal's integrity chain hashes every event when it is written and again when it is
+read, so an event must be written in the form SQLite gives back.  SQLite keeps a REAL's
+eight bytes exactly (subnormals, the largest floats, infinities), with one exception: it
+writes a float without a fractional part as an integer, so ``-0.0`` comes back as ``0.0``.
+Text must be valid UTF-8: a lone surrogate (which JSON's ``"\\ud800"`` decodes to) cannot be
+written at all.  The live experiment passes rewards, reasons and idempotency keys through
+these functions where they enter it, and :class:`~armlab.orchestrator.journal.Journal`
+passes every event through :func:`as_stored` before hashing it, so a value that enters any
+other way is still stored as it was hashed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from armlab.orchestrator.live_types import Event
+
+__all__ = ["as_stored", "stored_float", "stored_text"]
+
+
+def stored_float(value: float) -> float:
+    """``value`` as a float as SQLite returns it: ``-0.0`` becomes ``0.0``, all else is kept."""
+    return float(value) + 0.0  # IEEE addition: -0.0 + 0.0 is 0.0, any other value is unchanged
+
+
+def stored_text(text: str) -> str:
+    """``text`` as SQLite can store it: a lone surrogate is written as its escape (``\\ud800``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def as_stored(event: Event) -> Event:
+    """``event`` with every field as the journal's table returns it."""
+    reward = None if event.reward is None else stored_float(event.reward)
+    key = None if event.key is None else stored_text(event.key)
+    return dataclasses.replace(event, reward=reward, reason=stored_text(event.reason), key=key,
+                               at=stored_float(event.at))
