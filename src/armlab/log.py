@@ -91,16 +91,16 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\x{ord(match.group()):02x}"
 
 
-def escape_control_characters(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-    """structlog processor: every control character of a string field written as ``\\xNN``.
+def escape_control_characters(logger: Any, method: str, line: str) -> str:
+    """structlog processor placed after the console renderer: every control character of the
+    rendered line written as ``\\xNN``.
 
     Log lines carry strings that clients chose (abandon and failure reasons, idempotency
-    keys, labels, request paths); on a terminal an escape sequence in one of them would be
-    executed, and a newline would forge a line.  Other values are rendered with ``repr``,
-    which escapes them already.
+    keys, labels, request paths), and the console format writes a string without spaces as
+    it is; on a terminal an escape sequence in one would be executed, and a newline would
+    forge a line.  (The console format has no multi-line parts: tracebacks are fields.)
     """
-    return {key: _CONTROL.sub(_escaped, value) if isinstance(value, str) else value
-            for key, value in event_dict.items()}
+    return _CONTROL.sub(_escaped, line)
 
 
 def configure_logging(
@@ -124,8 +124,8 @@ def configure_logging(
     if json is None:
         json = not (hasattr(stream, "isatty") and stream.isatty())
     # JSON escapes control characters itself; the console format writes strings as they are
-    render = [structlog.processors.JSONRenderer()] if json else [escape_control_characters,
-                                                                 structlog.dev.ConsoleRenderer(colors=False)]
+    render = [structlog.processors.JSONRenderer()] if json else [structlog.dev.ConsoleRenderer(colors=False),
+                                                                 escape_control_characters]
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
