@@ -1,12 +1,11 @@
-"""``GET /events`` as an ASGI response: the hub's encoded frames, written in small batches.
+"""``GET /events`` as an ASGI response: the hub's encoded frames, written as they come.
 
 Every subscriber is one task on the service's event loop, so what each costs per event is
 paid as many times as there are readers.  The frames come encoded from the hub (once per
-event, :mod:`armlab.service.events`), and a subscriber writes what arrived within
-:data:`FLUSH_INTERVAL` in one write: a busy experiment wakes each reader about
-``1 / FLUSH_INTERVAL`` times a second, not once per event, and ask/tell keep their pace
-whatever the number of readers (``benchmarks/events_fanout.py``).  Events are delayed by
-that interval at most.
+event, :mod:`armlab.service.events`), and a subscriber that wakes writes every frame
+waiting in its buffer in one write: one task hop and one write per wake, however many
+events arrived meanwhile.  Frames are not held back: an event emitted before a ``/status``
+answer reaches the reader before that answer, which the dashboard's chart relies on.
 """
 
 from __future__ import annotations
@@ -18,10 +17,8 @@ from starlette.types import Receive, Scope, Send
 from armlab.service.events import EventHub, Subscription, TooManySubscribers
 from armlab.service.models import ErrorOut
 
-__all__ = ["FLUSH_INTERVAL", "KEEPALIVE_INTERVAL", "EventStreamResponse"]
+__all__ = ["KEEPALIVE_INTERVAL", "EventStreamResponse"]
 
-#: Seconds a subscriber gathers frames before writing them together.
-FLUSH_INTERVAL = 0.05
 #: Seconds of silence after which a keep-alive comment is sent (the client's read timeout is 60).
 KEEPALIVE_INTERVAL = 15.0
 
@@ -57,7 +54,7 @@ async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
 
 
 async def _stream(subscription: Subscription, send: Send) -> None:
-    """Write the frames as they come, gathered for :data:`FLUSH_INTERVAL`; a comment says when
+    """Write the frames as they come, those waiting together; a comment says when
     the reader connected, how many events it lost, and that it is alive after a silence."""
     await send({"type": "http.response.body", "body": b": connected\n\n", "more_body": True})
     reported_drops = 0
@@ -68,8 +65,6 @@ async def _stream(subscription: Subscription, send: Send) -> None:
         if not frames:
             await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
             continue
-        _drain(subscription, frames)  # the buffer empties at once: the interval adds no losses
-        await anyio.sleep(FLUSH_INTERVAL)
         _drain(subscription, frames)
         if subscription.dropped > reported_drops:
             reported_drops = subscription.dropped
