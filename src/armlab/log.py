@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from typing import Any, TextIO
 
@@ -22,7 +23,7 @@ import structlog
 from armlab.errors import ConfigError
 from armlab.events import ExperimentEvent, ReportLate, TrialAbandoned, TrialDispatched, TrialFailed, TrialObserved
 
-__all__ = ["LibraryLogger", "configure_logging", "get_logger", "log_event"]
+__all__ = ["LibraryLogger", "configure_logging", "escape_control_characters", "get_logger", "log_event"]
 
 
 def _discard(*args: Any, **kwargs: Any) -> None:
@@ -81,6 +82,27 @@ def log_event(event: ExperimentEvent) -> None:
     write(**event.to_dict())
 
 
+#: C0 and C1 control characters and DEL: a terminal acts on them (moves the cursor, clears the
+#: screen, retitles the window), so text from clients must not reach it raw.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def escape_control_characters(logger: Any, method: str, line: str) -> str:
+    """structlog processor placed after the console renderer: every control character of the
+    rendered line written as ``\\xNN``.
+
+    Log lines carry strings that clients chose (abandon and failure reasons, idempotency
+    keys, labels, request paths), and the console format writes a string without spaces as
+    it is; on a terminal an escape sequence in one would be executed, and a newline would
+    forge a line.  (The console format has no multi-line parts: tracebacks are fields.)
+    """
+    return _CONTROL.sub(_escaped, line)
+
+
 def configure_logging(
     *, stream: TextIO | None = None, json: bool | None = None, level: str | None = None
 ) -> None:
@@ -101,14 +123,16 @@ def configure_logging(
     _quiet_wrapper = wrapper if number > logging.DEBUG else None
     if json is None:
         json = not (hasattr(stream, "isatty") and stream.isatty())
-    renderer = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+    # JSON escapes control characters itself; the console format writes strings as they are
+    render = [structlog.processors.JSONRenderer()] if json else [structlog.dev.ConsoleRenderer(colors=False),
+                                                                 escape_control_characters]
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.dict_tracebacks,
-            renderer,
+            *render,
         ],
         wrapper_class=wrapper,
         logger_factory=structlog.WriteLoggerFactory(file=stream),

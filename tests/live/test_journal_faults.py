@@ -197,12 +197,12 @@ async def test_a_journal_deleted_while_serving_stops_the_service(tmp_path, regis
     app = create_app(session, token=None, on_fatal=fatal.append)
     transport = httpx.ASGITransport(app=app)
     async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-        trial = (await client.post("/ask")).json()
+        trial = (await client.post("/ask", json={})).json()
         assert (await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1.0})).status_code == 200
         path.unlink()
-        assert (await client.post("/ask")).status_code == 503  # not acknowledged
+        assert (await client.post("/ask", json={})).status_code == 503  # not acknowledged
         assert (await client.get("/status")).status_code == 503
-        assert (await client.post("/ask")).status_code == 503  # and nothing after it either
+        assert (await client.post("/ask", json={})).status_code == 503  # and nothing after it either
     session.close()
     assert len(fatal) == 1 and "deleted, moved or replaced" in str(fatal[0])
 
@@ -243,7 +243,7 @@ async def _fill_the_disk_while_serving(tmp_path, disk, live):
     async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=10) as client:
         for _ in range(20000):
             try:
-                trial = await client.post("/ask")
+                trial = await client.post("/ask", json={})
                 if trial.status_code != 200:
                     refused += 1
                     break
@@ -266,7 +266,7 @@ async def _fill_the_disk_while_serving(tmp_path, disk, live):
     try:
         async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=10) as client:
             status = (await client.get("/status")).json()
-            trial = (await client.post("/ask")).json()  # and goes on
+            trial = (await client.post("/ask", json={})).json()  # and goes on
             assert (await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1.0})).status_code == 200
     finally:
         code, _ = service.stop()

@@ -223,7 +223,7 @@ async def test_a_live_stop_survives_kill_9_and_batches_count_once(tmp_path, live
     try:
         async with httpx.AsyncClient(base_url=service.url, headers=headers, timeout=30) as client:
             after = (await client.get("/status")).json()
-            refused = await client.post("/ask")
+            refused = await client.post("/ask", json={})
     finally:
         service.stop()
     assert asked.json()["state"] in ("stopped", "finished") and before["stop"]["reason"] == "confident"
@@ -243,7 +243,7 @@ async def test_a_retirement_survives_kill_9(tmp_path, live):
     async def trials(client, n):
         arms = []
         for _ in range(n):
-            trial = (await client.post("/ask")).json()
+            trial = (await client.post("/ask", json={})).json()
             arms.append(trial["arm_name"])
             await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 0.5})
         return arms

@@ -99,7 +99,7 @@ async def test_ask_tell_abandon_status(open_session):
         first = (await client.post("/ask", json={})).json()
         assert first == {"trial_id": 0, "arm": first["arm"], "arm_name": "ABC"[first["arm"]], "bandit": 0, "bandit_label": "bandit0",
                          "pull": 0, "status": "pending"}
-        second = (await client.post("/ask")).json()  # no body at all is fine too
+        second = (await client.post("/ask", json={})).json()  # no fields at all is fine too
         told = await client.post("/tell", json={"trial_id": 0, "reward": 1})
         assert told.status_code == 200 and told.json() == {"trial_id": 0, "status": "accepted", "message": ""}
         # acknowledged means durable: the event is in the journal file already
@@ -137,7 +137,7 @@ async def test_ask_tell_abandon_status(open_session):
 async def test_malformed_requests_get_4xx_with_a_message(open_session, path, body, status, detail):
     session = open_session()
     async with served(session, lifespan=False) as client:
-        await client.post("/ask")
+        await client.post("/ask", json={})
         answer = await client.post(path, json=body)
     assert answer.status_code == status and detail in answer.json()["detail"]
     assert session.experiment.stats.counts.sum() == 0
@@ -146,7 +146,7 @@ async def test_malformed_requests_get_4xx_with_a_message(open_session, path, bod
 async def test_nan_malformed_json_and_oversized_bodies(open_session):
     session = open_session()
     async with served(session, lifespan=False, max_body_size=1024) as client:
-        await client.post("/ask")
+        await client.post("/ask", json={})
         headers = {"Content-Type": "application/json"}
         nan = await client.post("/tell", content=b'{"trial_id": 0, "reward": NaN}', headers=headers)
         assert nan.status_code == 422 and "finite" in nan.json()["detail"]
@@ -167,7 +167,7 @@ async def test_a_real_server_refuses_oversize_bodies_with_or_without_content_len
 
     oversize = b'{"trial_id": 0, "reward": 1, "x": "' + b"a" * 1060 + b'"}'
     async with over_tcp(create_app(session, token=TOKEN, max_body_size=1024)) as client:
-        await client.post("/ask")
+        await client.post("/ask", json={})
         declared = await client.post("/tell", content=oversize, headers={"Content-Type": "application/json"})
         streamed = await client.post("/tell", content=chunked(oversize), headers={"Content-Type": "application/json"})
         small = await client.post("/tell", content=chunked(b'{"trial_id": 0, "reward": 0.5}'),
@@ -185,15 +185,15 @@ async def test_a_real_server_refuses_oversize_bodies_with_or_without_content_len
 async def test_conflicts_in_flight_and_budget(open_session):
     session = open_session(feedback={"in_flight": 1}, problem={"objective": "best-arm", "budget": 2})
     async with served(session) as client:
-        await client.post("/ask")
-        full = await client.post("/ask")
+        await client.post("/ask", json={})
+        full = await client.post("/ask", json={})
         assert full.status_code == 409 and full.json()["state"] == "in_flight_full"
         assert full.headers["retry-after"] == "1"
         await client.post("/tell", json={"trial_id": 0, "reward": 1})
         conflict = await client.post("/tell", json={"trial_id": 0, "reward": 0})
         assert conflict.status_code == 409 and "refusing the different 0.0" in conflict.json()["detail"]
-        await client.post("/ask")
-        spent = await client.post("/ask")
+        await client.post("/ask", json={})
+        spent = await client.post("/ask", json={})
         assert spent.status_code == 409 and spent.json()["state"] == "budget_spent"
         assert "budget spent: all 2 trials are dispatched" in spent.json()["detail"]
 
@@ -201,7 +201,7 @@ async def test_conflicts_in_flight_and_budget(open_session):
 async def test_ask_can_wait_for_a_free_slot(open_session):
     session = open_session(feedback={"in_flight": 1})
     async with served(session) as client:
-        first = (await client.post("/ask")).json()
+        first = (await client.post("/ask", json={})).json()
         answers = []
 
         async def waiting_ask():
@@ -232,7 +232,7 @@ async def test_idempotent_ask_survives_a_restart(open_session):
 async def test_unreported_external_trials_time_out(open_session):
     session = open_session(feedback={"in_flight": 2, "timeout": 0.2})
     async with served(session) as client:
-        trial = (await client.post("/ask")).json()
+        trial = (await client.post("/ask", json={})).json()
         await anyio.sleep(0.6)
         status = (await client.get("/status")).json()
         late = (await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1})).json()
@@ -246,7 +246,7 @@ async def test_a_source_that_runs_its_own_trials_is_driven_by_the_service(open_s
     session = open_session(source={"plugin": "callback", "function": "svc_answers:answer"},
                            problem={"objective": "best-arm", "budget": 12})
     async with served(session) as client:
-        refused = await client.post("/ask")
+        refused = await client.post("/ask", json={})
         assert refused.status_code == 409 and "runs its own trials" in refused.json()["detail"]
         with anyio.fail_after(20):
             while (status := (await client.get("/status")).json())["state"] != "finished":
@@ -258,7 +258,7 @@ async def test_a_source_that_runs_its_own_trials_is_driven_by_the_service(open_s
 async def test_a_failed_journal_write_is_not_acknowledged(open_session):
     session = open_session()
     async with served(session, lifespan=False) as client:
-        await client.post("/ask")
+        await client.post("/ask", json={})
         session.journal._db.close()  # the disk went away
         answer = await client.post("/tell", json={"trial_id": 0, "reward": 1})
     assert answer.status_code == 503 and "not recorded" in answer.json()["detail"]
@@ -286,13 +286,15 @@ async def test_authentication_and_the_published_schema(open_session):
 async def test_event_hub_is_a_listener_with_bounded_buffers():
     hub = EventHub(buffer=2)
     hub(TrialDispatched(trial=0, bandit=0, arm=1, pull=0))  # nobody listens yet: not numbered
-    async with hub.subscribe() as subscription:
+    with hub.subscribe() as subscription:
         hub(TrialObserved(trial=3, bandit=0, arm=1, reward=0.5))
-        item = await subscription.receive.receive()
+        frame = await subscription.receive.receive()
         for pull in range(4):
             hub(TrialDispatched(trial=4 + pull, bandit=0, arm=2, pull=pull))
         assert subscription.dropped == 2  # a slow reader loses events, the experiment never waits
-    assert item == {"id": 1, "event": "trial_observed", "trial": 3, "bandit": 0, "arm": 1, "reward": 0.5}
+    head, _, data = frame.decode().partition("data: ")
+    assert head == "event: trial_observed\nid: 1\n" and data.endswith("\n\n")
+    assert json.loads(data) == {"id": 1, "event": "trial_observed", "trial": 3, "bandit": 0, "arm": 1, "reward": 0.5}
 
 
 async def test_events_streams_the_experiment_events_whatever_the_logging(open_session):
@@ -303,7 +305,7 @@ async def test_events_streams_the_experiment_events_whatever_the_logging(open_se
             assert stream.headers["content-type"].startswith("text/event-stream")
             lines = stream.aiter_lines()
             assert await anext(lines) == ": connected"
-            trial = (await client.post("/ask")).json()
+            trial = (await client.post("/ask", json={})).json()
             await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": 1})
             frames = await sse_frames(lines, until=lambda frame: frame.get("event") == "trial_observed")
     data = [json.loads(frame["data"]) for frame in frames]
@@ -326,7 +328,7 @@ async def test_a_slow_reader_is_told_how_many_events_it_lost(open_session):
                 trial = session.experiment.ask()
                 session.experiment.tell(trial.id, 1.0)
             burst = len(emitted)
-            after = (await client.post("/ask")).json()  # an event after the loss
+            after = (await client.post("/ask", json={})).json()  # an event after the loss
             frames = await sse_frames(lines, until=lambda frame: frame.get("event") == "trial_dispatched"
                                       and json.loads(frame["data"])["trial"] == after["trial_id"])
     notices = [frame[""] for frame in frames if "" in frame]

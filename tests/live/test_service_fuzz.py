@@ -90,3 +90,27 @@ def test_report_payloads_never_break_the_service(service_app):
             check()
         finally:
             portal.call(client.aclose)
+
+
+#: Reward spellings no finite float holds (raw JSON text, as any client may send them).
+UNUSABLE_REWARDS = ["1" + "0" * 309, "-" + "9" * 400, "1e999", "-1e999", "Infinity", "-Infinity", "NaN"]
+
+
+async def test_rewards_no_finite_float_holds_are_rejected_item_by_item(service_app, registry):
+    """Each unusable reward is ``rejected`` in its own item; those beside it are applied and
+    journaled, and the journal still opens."""
+    session = service_app.state.service.session
+    trials = [session.experiment.ask().id for _ in range(len(UNUSABLE_REWARDS) + 1)]
+    items = [f'{{"trial_id": {t}, "reward": {r}}}' for t, r in zip(trials, UNUSABLE_REWARDS, strict=False)]
+    items.append(f'{{"trial_id": {trials[-1]}, "reward": 1}}')
+    transport = httpx.ASGITransport(app=service_app)
+    async with service_app.router.lifespan_context(service_app), httpx.AsyncClient(
+            transport=transport, base_url="http://armlab.test", headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        answer = await client.post("/tell/batch", content=f'{{"reports": [{", ".join(items)}]}}', headers=JSON_CONTENT)
+    assert answer.status_code == 200, answer.text
+    assert [r["status"] for r in answer.json()["results"]] == ["rejected"] * len(UNUSABLE_REWARDS) + ["accepted"]
+    path = session.journal.path
+    session.close()
+    reopened = LiveSession.open(journal=path, registry=registry)  # replays and verifies the chain
+    assert reopened.experiment.counters.completed == 1
+    reopened.close()

@@ -54,7 +54,11 @@ def validate_reward(value: Any, reward_range: tuple[float, float]) -> float:
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RewardRejected(f"reward must be a number, got {type(value).__name__} {_short(value)}")
-    reward = float(value)
+    try:
+        reward = float(value)
+    except OverflowError:  # an int past the largest float (JSON may carry 10**309)
+        raise RewardRejected(f"reward must be a finite number, got an integer too large for a float: "
+                             f"{_short(value)}") from None
     if not math.isfinite(reward):
         raise RewardRejected(f"reward must be a finite number, got {reward!r}")
     low, high = reward_range

@@ -204,9 +204,9 @@ def ask_many_call(count: int, keys: list[str] | None) -> Call[AskBatchOut]:
 
 
 def tell_call(trial_id: int, reward: Any) -> Call[ReportOut]:
-    value = json_reward(reward)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise RewardRejectedError(f"trial {trial_id}: reward must be a finite number, got {value!r}")
+    value, problem = json_reward(reward)
+    if problem is not None:
+        raise RewardRejectedError(f"trial {trial_id}: {problem}")
     return Call("POST", "/tell", ReportOut.model_validate, {"trial_id": trial_id, "reward": value},
                 {**_TRIAL_ERRORS, 422: RewardRejectedError})
 
@@ -229,17 +229,23 @@ def retire_call(arm: int | str, bandit: int, reason: str) -> Call[RetireOut]:
                 {**_ANY_ERRORS, 409: ConflictError})
 
 
-def json_reward(reward: Any) -> Any:
-    """A number as a JSON-ready float (NumPy scalars included); anything else unchanged, for
-    the service to judge."""
-    if isinstance(reward, numbers.Real) and not isinstance(reward, bool):
-        return float(reward)
-    return reward
+def json_reward(reward: Any) -> tuple[Any, str | None]:
+    """A number as a JSON-ready float (NumPy scalars included), anything else unchanged for
+    the service to judge; with the reason it is unusable when it is a number that no finite
+    float holds (NaN, infinities, integers past the largest float), else None."""
+    if not isinstance(reward, numbers.Real) or isinstance(reward, bool):
+        return reward, None
+    try:
+        value = float(reward)
+    except OverflowError:
+        return reward, "reward must be a finite number, got an integer too large for a float"
+    return value, None if math.isfinite(value) else f"reward must be a finite number, got {value!r}"
 
 
 class TellBatch:
-    """The reports of one ``tell_many``: those JSON can carry go to the service; non-finite
-    rewards, which JSON cannot carry, get their ``rejected`` result here, in place."""
+    """The reports of one ``tell_many``: those JSON can carry go to the service; rewards that
+    are no finite float (NaN, infinities, integers past the largest float) get their
+    ``rejected`` result here, in place."""
 
     def __init__(self, reports: Iterable[tuple[int, Any] | Mapping[str, Any]]) -> None:
         self.items: list[dict[str, Any]] = []
@@ -249,11 +255,9 @@ class TellBatch:
                 trial_id, reward = report["trial_id"], report["reward"]
             else:
                 trial_id, reward = report
-            value = json_reward(reward)
-            if isinstance(value, float) and not math.isfinite(value):
-                self.refused[position] = ItemReportOut(
-                    trial_id=trial_id, status="rejected", message=f"reward must be a finite number, got {value!r}"
-                )
+            value, problem = json_reward(reward)
+            if problem is not None:
+                self.refused[position] = ItemReportOut(trial_id=trial_id, status="rejected", message=problem)
             else:
                 self.items.append({"trial_id": trial_id, "reward": value})
         if len(self.items) + len(self.refused) > MAX_BATCH:

@@ -11,7 +11,11 @@ service was started insecure on loopback):
   recommendation, confidence) and ``GET /events`` (server-sent events: the experiment's typed
   events, docs/events.md).
 
-Request bodies larger than ``max_body_size`` get 413 (:class:`~armlab.service.body_limit.BodyLimit`).
+A request without the token gets 401, and a ``POST`` without ``Content-Type: application/json``
+415, both before its body is read (:class:`~armlab.service.request_checks.RequestChecks`);
+request bodies larger than ``max_body_size`` get 413 (:class:`~armlab.service.body_limit.BodyLimit`).
+JSON answers carry ``nosniff`` and ``no-store``, and an unexpected error answers a JSON 500
+(:class:`~armlab.service.json_answers.JsonAnswers`).
 
 All state changes run synchronously on the event loop, so they are applied (and journaled)
 one at a time, in one order.  When the source runs trials itself (command, callback,
@@ -22,14 +26,13 @@ webhook) the service also drives them (``/ask`` is then refused); for ``external
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from starlette.types import Scope
 
@@ -46,10 +49,12 @@ from armlab.orchestrator.live_types import (
 )
 from armlab.orchestrator.session import LiveSession
 from armlab.service.service import Service, trial_out
-from armlab.service.auth import token_matches
 from armlab.service.body_limit import BodyLimit
 from armlab.service.host_check import LoopbackHostOnly
-from armlab.service.events import EventHub
+from armlab.service.json_answers import JsonAnswers
+from armlab.service.request_checks import RequestChecks
+from armlab.service.event_stream import EventStreamResponse
+from armlab.service.events import DEFAULT_MAX_SUBSCRIBERS, EventHub
 from armlab.service.models import (
     DEFAULT_MAX_BODY,
     AbandonIn,
@@ -114,6 +119,7 @@ def _install_error_handlers(app: FastAPI, service: Service) -> None:
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "missing or wrong bearer token"},
+    415: {"model": ErrorOut, "description": "a POST whose Content-Type is not application/json"},
     422: {"model": ErrorOut, "description": "malformed request or unusable reward"},
 }
 
@@ -124,6 +130,7 @@ def create_app(
     token: str | None,
     hub: EventHub | None = None,
     max_body_size: int = DEFAULT_MAX_BODY,
+    max_subscribers: int = DEFAULT_MAX_SUBSCRIBERS,
     on_fatal: Callable[[Exception], None] | None = None,
 ) -> FastAPI:
     """The HTTP app serving ``session``; ``token=None`` disables authentication (insecure).
@@ -131,9 +138,10 @@ def create_app(
     ``on_fatal(exc)`` is called when the journal can no longer be written: the server
     running the app must stop (``armlab serve`` exits with status 2).
 
-    ``hub`` (a new one by default) receives the experiment's events for ``GET /events``.
+    ``hub`` (a new one, for at most ``max_subscribers`` readers, by default) receives the
+    experiment's events for ``GET /events``.
     """
-    hub = hub or EventHub()
+    hub = hub or EventHub(max_subscribers=max_subscribers)
     session.experiment.add_listener(hub)
     service = Service(session, hub, on_fatal)
 
@@ -154,27 +162,22 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
+    # the last added runs first: the checks of the head come before the body is read
     app.add_middleware(BodyLimit, max_bytes=max_body_size)
+    app.add_middleware(RequestChecks, token=token)
     if token is None:
         app.add_middleware(LoopbackHostOnly)  # no token: DNS rebinding must not reach it
+    app.add_middleware(JsonAnswers)
     app.state.service = service
+    # the token is checked by RequestChecks, before the body is read; this declares it in the schema
     bearer = HTTPBearer(auto_error=False, description="the service's token (ARMLAB_TOKEN or --token-file)")
-
-    async def authorized(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
-        # async: a plain function would be run in a worker thread for every request
-        if token is None:
-            return
-        if credentials is None or not token_matches(token, credentials.credentials):
-            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
-
-    guard = [Depends(authorized)]
+    guard = [Depends(bearer)]
     TellBody = tell_model(session.experiment.problem.reward_range)  # noqa: N806 - a model class
     _install_error_handlers(app, service)
 
     @app.post("/ask", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
-    async def ask(body: AskIn | None = None) -> TrialOut:
-        """Dispatch the policy's next trial (idempotent per ``key``)."""
-        body = body or AskIn()
+    async def ask(body: AskIn) -> TrialOut:
+        """Dispatch the policy's next trial (idempotent per ``key``); ``{}`` asks with no key and no wait."""
         record = await service.ask(body.key, body.wait)
         await service.durable()
         return trial_out(service, record)
@@ -231,22 +234,18 @@ def create_app(
         """State, counts, pending trials, estimates, recommendation and confidence."""
         return StatusOut.model_validate(await service.status())
 
-    json_401 = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}  # not an event stream
+    json_errors = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}  # not an event stream
 
-    @app.get("/events", dependencies=guard, response_class=EventSourceResponse,
-             responses={401: {"description": _ERRORS[401]["description"], "content": json_401}})
-    async def events() -> AsyncIterator[ServerSentEvent]:
+    @app.get("/events", dependencies=guard, response_class=EventStreamResponse, status_code=200,
+             responses={401: {"description": _ERRORS[401]["description"], "content": json_errors},
+                        503: {"description": "every subscriber slot is taken (armlab serve --max-subscribers)",
+                              "content": json_errors}})
+    async def events() -> EventStreamResponse:
         """Server-sent events: one per experiment event (``event``: its kind, ``id``: a sequence
         number, ``data``: its fields as JSON); comments say when the reader connected and how
-        many events it lost by reading too slowly; idle streams get keep-alive comments."""
-        async with service.hub.subscribe() as subscription:
-            yield ServerSentEvent(comment="connected")
-            reported_drops = 0
-            async for item in subscription.receive:
-                if subscription.dropped > reported_drops:
-                    reported_drops = subscription.dropped
-                    yield ServerSentEvent(comment=f"{reported_drops} events dropped (reader too slow)")
-                yield ServerSentEvent(data=item, event=item["event"], id=str(item["id"]))
+        many events it lost by reading too slowly; idle streams get keep-alive comments.
+        503 when ``max_subscribers`` readers are connected already."""
+        return EventStreamResponse(service.hub)
 
     _mount_dashboard(app)
     return app

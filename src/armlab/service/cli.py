@@ -17,7 +17,8 @@ from armlab.extras import require
 from armlab.log import configure_logging, log_event
 from armlab.orchestrator.session import LiveSession
 from armlab.service.auth import TOKEN_ENV, is_loopback
-from armlab.service.connections import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, uvicorn_options
+from armlab.service.connections import DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT, uvicorn_options
+from armlab.service.events import DEFAULT_MAX_SUBSCRIBERS
 from armlab.service.models import DEFAULT_MAX_BODY
 
 __all__ = ["resume_command", "retire_command", "serve_command"]
@@ -83,16 +84,20 @@ def _outcome_line(session: LiveSession) -> str:
 @click.option("--insecure", is_flag=True, help="Serve without a token (loopback addresses only).")
 @click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True, type=click.IntRange(min=256),
               help="Largest request body in bytes.")
-@click.option("--header-timeout", default=DEFAULT_HEADER_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds a connection may take to send a complete request head before it is closed.")
+@click.option("--request-timeout", "--header-timeout", "request_timeout", default=DEFAULT_REQUEST_TIMEOUT,
+              show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds a connection may take to send a complete request (head and body) before it is "
+              "closed (--header-timeout is the older name).")
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(min=1),
               help="Open connections at most; further ones are closed at once.")
+@click.option("--max-subscribers", default=DEFAULT_MAX_SUBSCRIBERS, show_default=True, type=click.IntRange(min=1),
+              help="Readers of the /events stream at most; further ones get 503.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), help=_LOG_HELP)
 @click.pass_obj
 def serve_command(
     app: App, config_path: str | None, journal_path: str, host: str, port: int,
-    token_file: str | None, insecure: bool, max_body: int, header_timeout: float, max_connections: int,
-    log_path: str | None,
+    token_file: str | None, insecure: bool, max_body: int, request_timeout: float, max_connections: int,
+    max_subscribers: int, log_path: str | None,
 ) -> None:
     """Serve the live experiment in CONFIG.toml over HTTP (ask, tell, abandon, status, events)."""
     with user_errors():
@@ -116,9 +121,10 @@ def serve_command(
             fatal.append(exc)
             server.should_exit = True
 
-        asgi = create_app(session, token=token, max_body_size=max_body, on_fatal=stop)
+        asgi = create_app(session, token=token, max_body_size=max_body, max_subscribers=max_subscribers,
+                          on_fatal=stop)
         config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2,
-                                **uvicorn_options(header_timeout, max_connections))
+                                **uvicorn_options(request_timeout, max_connections))
         server = _quiet_exit_server(config)
         click.echo(
             f"armlab: serving {session.config.name!r} on http://{host}:{sock.getsockname()[1]} "

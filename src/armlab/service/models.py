@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
 
 __all__ = ["DEFAULT_MAX_BODY", "tell_model", "AbandonIn", "AskIn", "ConfidenceOut", "ErrorOut", "ReportOut", "StatusOut", "TellIn", "TrialOut"]
 
@@ -61,8 +61,21 @@ class AskBatchIn(_In):
     keys: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
         None, max_length=MAX_BATCH,
         description="idempotency keys: keys[i] is the key of the i-th trial of the batch (trials past the "
-        "list's end get none, keys past count are unused); a retried batch returns the same trials",
+        "list's end get none, keys past count are unused); a retried batch returns the same trials. "
+        "One key, one trial: a batch that repeats a key is refused (422), nothing is dispatched",
     )
+
+    @field_validator("keys")
+    @classmethod
+    def _distinct(cls, keys: list[str] | None) -> list[str] | None:
+        """Refuse repeated keys: each key names one trial, so a repeat would get a trial twice."""
+        first: dict[str, int] = {}
+        for position, key in enumerate(keys or ()):
+            if key in first:
+                raise ValueError(f"key {key!r} is repeated (positions {first[key]} and {position}); "
+                                 "give each trial of the batch its own key")
+            first[key] = position
+        return keys
 
 
 class ReportItem(_In):
