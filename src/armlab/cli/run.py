@@ -28,6 +28,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from armlab.cli.answers import describe_recommendation
 from armlab.cli.app import App
 from armlab.cli.errors import UserError, user_errors
 from armlab.cli.outputs import open_for_append, writable_dir
@@ -89,7 +90,8 @@ def run_command(
     with user_errors():  # everything that can be wrong is refused before the work starts
         scale = ShardRunner(workers, executor, scheduler, shard_size)
         loaded = load_experiment(config_path, app.registry)  # before the overrides: it says what the file set
-        refuse_ignored_live_fields(loaded, has_live_source(loaded, app.registry), replicas=replicas)
+        live = has_live_source(loaded, app.registry)
+        refuse_ignored_live_fields(loaded, live, replicas=replicas)
         config = loaded.with_overrides(seed=seed, replicas=replicas)
         plans = [plan for _, plan in build_plans(config, app.registry)]
         check_memory(plans, workers=workers, block=shard_size, remote=scheduler is not None)
@@ -97,7 +99,7 @@ def run_command(
         writable_dir(out_dir, "--out")
     log_file: TextIO | None = open_for_append(log_path, "--log") if log_path else None
     try:
-        with _interrupted(), _progress(config) as progress:
+        with _interrupted(live, journal_path), _progress(config) as progress:
             if log_file is not None:
                 configure_logging(stream=log_file, json=True)
             elif progress is not None:  # sys.stderr now goes through the progress display
@@ -136,9 +138,10 @@ INTERRUPTED = 130
 
 
 @contextmanager
-def _interrupted() -> Iterator[None]:
+def _interrupted(live: bool, journal: str | None) -> Iterator[None]:
     """Ctrl-C: say what was saved and how to go on, and exit with :data:`INTERRUPTED`
-    instead of click's bare ``Aborted!``."""
+    instead of click's bare ``Aborted!``: a simulated run's saved tasks, a live run's journal
+    (``journal``), or that a live run without one kept nothing."""
     try:
         yield
     except RunInterrupted as exc:
@@ -151,8 +154,14 @@ def _interrupted() -> Iterator[None]:
         )
         raise click.exceptions.Exit(INTERRUPTED) from None
     except KeyboardInterrupt:
-        click.echo("interrupted: a simulated run keeps its finished tasks only with --out DIR (the same command "
-                   "then continues from them)", err=True)
+        if journal is not None:
+            advice = (f"the journal {journal} holds the run (every trial reported so far); continue it with "
+                      f"armlab resume {journal}, or run the same command again")
+        elif live:
+            advice = "a live run keeps its trials only with --journal FILE (armlab resume FILE then continues it)"
+        else:
+            advice = "a simulated run keeps its finished tasks only with --out DIR (the same command then continues from them)"
+        click.echo(f"interrupted: {advice}", err=True)
         raise click.exceptions.Exit(INTERRUPTED) from None
 
 
@@ -255,8 +264,8 @@ def format_table(summary: dict[str, Any], names: list[list[str] | None] | None =
     if live:
         lines.append(f"{'policy':<20} {'trials':>7} {'completed':>10} {'failed':>7}  recommendation")
         for label, result in live.items():
-            lines.append(f"{label:<20} {result['trials']:>7} {result['completed']:>10} {result['failed']:>7}  "
-                         f"{_recommendation(result, names or [])}")
+            answer = describe_recommendation(result["recommendation"], names or [], "bandits" in result)
+            lines.append(f"{label:<20} {result['trials']:>7} {result['completed']:>10} {result['failed']:>7}  {answer}")
         return "\n".join(lines)
     extra = _extra_columns(policies)
     lines.append(f"{'policy':<20} {metric + ' at budget':>22}" + "".join(f" {title:>22}" for title, _ in extra)
@@ -299,23 +308,3 @@ def _sweep_rows(summary: dict[str, Any], metric: str) -> list[str]:
         errs = result["regret_stderr"] if metric == "regret" else result["error_stderr"]
         lines.append(f"{label:<20} " + " ".join(f"{_with_error(m, e):>20}" for m, e in zip(means, errs, strict=True)))
     return lines
-
-
-def _recommendation(result: dict[str, Any], names: list[list[str] | None]) -> str:
-    """A live answer in words: ``C (arm 2)``, a set of arms, or one answer per bandit."""
-
-    def arm(index: int, bandit: int) -> str:
-        known = names[bandit] if bandit < len(names) else None
-        return f"{known[index]} (arm {index})" if known and 0 <= index < len(known) else f"arm {index}"
-
-    def answer(value: Any, bandit: int) -> str:
-        if value is None:
-            return "none"
-        if isinstance(value, list):
-            return "{" + ", ".join(arm(i, bandit) for i in value) + "}"
-        return arm(value, bandit)
-
-    recommendation = result["recommendation"]
-    if "bandits" in result:  # several bandits: one answer each
-        return "; ".join(f"bandit {b}: {answer(value, b)}" for b, value in enumerate(recommendation))
-    return answer(recommendation, 0)
