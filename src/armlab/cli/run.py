@@ -30,6 +30,7 @@ from rich.progress import (
 
 from armlab.cli.answers import describe_recommendation
 from armlab.cli.app import App
+from armlab.cli.earlier_results import check_earlier_results
 from armlab.cli.errors import UserError, user_errors
 from armlab.cli.outputs import open_for_append, writable_dir
 from armlab.config import ExperimentConfig
@@ -63,6 +64,8 @@ from armlab.plots import remove_figures, save_figures
                                   "(default: a local cluster of --workers processes).")
 @click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
               help="Live experiments: journal every trial to this SQLite file (resumed if it exists).")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the results of another run (another config, seed or scale) in the --out directory.")
 @click.pass_obj
 def run_command(
     app: App,
@@ -77,13 +80,16 @@ def run_command(
     executor: str,
     scheduler: str | None,
     journal_path: str | None,
+    overwrite: bool,
 ) -> None:
     """Run the experiment in CONFIG.toml.
 
     A simulated run with --out DIR saves each finished task there: stopped by Ctrl-C (exit
     status 130), it writes a partial summary, and the same command continues it, with the
     same numbers.  A live experiment run with --journal FILE survives a crash: run the same
-    command (or armlab resume FILE) again and it replays the journal and continues.
+    command (or armlab resume FILE) again and it replays the journal and continues.  An --out
+    DIR holding the results of another config, seed or scale (or of a live run without a
+    journal) is refused unless --overwrite; the same command again runs (same numbers).
     """
     if plot and out_dir is None:
         raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
@@ -97,6 +103,7 @@ def run_command(
         check_memory(plans, workers=workers, block=shard_size, remote=scheduler is not None)
     if out_dir is not None:
         writable_dir(out_dir, "--out")
+        check_earlier_results(out_dir, config, live=live, journaled=journal_path is not None, overwrite=overwrite)
     log_file: TextIO | None = open_for_append(log_path, "--log") if log_path else None
     try:
         with _interrupted(live, journal_path), _progress(config) as progress:
