@@ -1,7 +1,9 @@
 """``armlab run CONFIG``: run an experiment, print a short table, write ``summary.json``.
 
 On a terminal a progress bar per policy (trials done, elapsed time, ETA) is drawn on stderr;
-otherwise stderr carries JSON-lines logs only.  ``--plot`` draws the figures at the end;
+otherwise stderr carries JSON-lines logs only: a simulated run's estimated time first (a short
+probe, :mod:`armlab.cli.time_estimate`), then its progress every 5 s
+(:mod:`armlab.cli.progress_log`).  ``--plot`` draws the figures at the end;
 ``--workers``/``--shard-size``/``--executor``/``--scheduler`` spread a simulated run's tasks
 over worker processes or a Dask cluster (:mod:`armlab.orchestrator.shards`; same numbers,
 progress as tasks advance); ``--journal`` makes a live run durable and resumable.
@@ -30,18 +32,20 @@ from rich.progress import (
 
 from armlab.cli.answers import describe_recommendation
 from armlab.cli.app import App
+from armlab.cli.progress_log import ProgressLog
+from armlab.cli.time_estimate import estimate_seconds, format_duration
 from armlab.cli.earlier_results import check_earlier_results
 from armlab.cli.errors import UserError, user_errors
 from armlab.cli.outputs import open_for_append, writable_dir
 from armlab.config import ExperimentConfig
 from armlab.errors import ArmlabError
 from armlab.live_rules import has_live_source, refuse_ignored_live_fields
-from armlab.log import configure_logging
+from armlab.log import configure_logging, get_logger
 from armlab.orchestrator.runner import run_experiment
 from armlab.orchestrator.saved_tasks import RunInterrupted
 from armlab.orchestrator.shards import ShardRunner
 from armlab.memory_estimate import check_memory
-from armlab.plan import build_plans, load_experiment
+from armlab.plan import ExperimentPlan, build_plans, load_experiment
 from armlab.plots import remove_figures, save_figures
 
 
@@ -113,6 +117,10 @@ def run_command(
                 configure_logging(level="warning", json=False)
             else:
                 configure_logging(json=True)
+            if progress is None:  # off a terminal: the estimate and progress go to the log
+                progress = ProgressLog(policy_totals(config))
+                with user_errors():
+                    _log_the_estimate(plans, workers)
             with user_errors():
                 summary = run_experiment(
                     config, out_dir=out_dir, registry=app.registry, progress=progress, scale=scale,
@@ -139,6 +147,8 @@ def run_command(
         click.echo("removed the figures of an earlier run: " + ", ".join(str(p) for p in stale), err=True)
     _require_observations(summary)
 
+
+log = get_logger("armlab.cli")
 
 #: The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 INTERRUPTED = 130
@@ -194,6 +204,15 @@ def arm_names(config: ExperimentConfig) -> list[list[str] | None]:
     return names
 
 
+def policy_totals(config: ExperimentConfig) -> dict[str, int]:
+    """Each policy's trials over the experiment: replicas x budget, summed over the sweep's runs."""
+    totals = dict.fromkeys((p.display_label for p in config.policies), 0)
+    for _, variant in config.variants():
+        for label in totals:
+            totals[label] += variant.replicas * variant.problem.budget
+    return totals
+
+
 @contextmanager
 def _progress(config: ExperimentConfig) -> Iterator[ProgressDisplay | None]:
     """A live progress display on a terminal's stderr; ``None`` when stderr is not a terminal."""
@@ -202,6 +221,16 @@ def _progress(config: ExperimentConfig) -> Iterator[ProgressDisplay | None]:
         return
     with ProgressDisplay.for_config(config, Console(stderr=True)) as display:
         yield display
+
+
+def _log_the_estimate(plans: list[ExperimentPlan], workers: int) -> None:
+    """Off a terminal, log how long the simulated run should take (a probe, as ``armlab
+    validate`` prints it), shared among ``workers`` processes when there is work for each."""
+    seconds = estimate_seconds(plans)
+    if seconds is not None:
+        share = min(workers, sum(len(plan.policies) for plan in plans))
+        log.info("time_estimated", seconds=round(seconds / share, 2), estimate=format_duration(seconds / share),
+                 processes=share, experiment=plans[0].config.name)
 
 
 class ProgressDisplay:
@@ -229,12 +258,8 @@ class ProgressDisplay:
 
     @classmethod
     def for_config(cls, config: ExperimentConfig, console: Console) -> ProgressDisplay:
-        """Bars sized from the config: replicas x budget, summed over the sweep's runs."""
-        totals = dict.fromkeys((p.display_label for p in config.policies), 0)
-        for _, variant in config.variants():
-            for label in totals:
-                totals[label] += variant.replicas * variant.problem.budget
-        return cls(totals, console)
+        """Bars sized from the config (:func:`policy_totals`)."""
+        return cls(policy_totals(config), console)
 
     def __call__(self, label: str, done: int, total: int) -> None:
         if not self._tasks:
