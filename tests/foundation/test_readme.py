@@ -153,8 +153,9 @@ def fresh_venv(venv: Path, env: dict[str, str]) -> None:
 
     armlab is installed by pip (which writes the `armlab` console script, as for any install)
     from `_editable_wheel`.  Its dependencies are not installed again: a .pth file puts this
-    interpreter's site-packages after the new environment's own (the `test` extra holds the
-    `plot`, `live` and `dask` extras), and pip itself comes from there too.
+    interpreter's packages after the new environment's own (the `test` extra holds the
+    `plot`, `live` and `dask` extras), and pip itself comes from there too; only those, not
+    the plugins a developer installed beside them (`_outer_packages`).
     """
     if find_spec("pip") is None:
         pytest.skip("the README walk-through installs armlab into a fresh venv with pip, which is missing here")
@@ -162,8 +163,9 @@ def fresh_venv(venv: Path, env: dict[str, str]) -> None:
     python = venv / "bin" / "python"
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True, env=env).stdout.strip()
-    ours = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
-    (Path(site) / "readme-walkthrough-dependencies.pth").write_text("".join(f"{path}\n" for path in ours))
+    ours = dict.fromkeys(Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib"))
+    view = _outer_packages(venv / "outer-packages", list(ours))
+    (Path(site) / "readme-walkthrough-dependencies.pth").write_text(f"{view}\n")
     install = subprocess.run(
         [python, "-m", "pip", "--isolated", "install", "--no-deps", "--no-index", "--no-cache-dir",
          "--disable-pip-version-check", "--quiet", _editable_wheel(venv.parent)],
@@ -171,6 +173,28 @@ def fresh_venv(venv: Path, env: dict[str, str]) -> None:
     )
     assert install.returncode == 0, install.stdout + install.stderr
     assert (venv / "bin" / "armlab").is_file()
+
+
+def _outer_packages(view: Path, sites: list[Path]) -> Path:
+    """A folder ``view`` of links to the installed packages in ``sites``, less the
+    distributions that register armlab plugins.  A plugin installed editable here (as
+    `armlab new-plugin` says) keeps its import path in a .pth file, which Python reads only in
+    a site directory, not in a folder a .pth names: seen from the fresh environment, its entry
+    point would lead to a module that cannot be imported, and armlab would call it broken.
+    The walk-through must not depend on what else a developer has installed."""
+    view.mkdir()
+    for site in sites:
+        for entry in sorted(site.iterdir()):
+            if not (view / entry.name).exists() and not _registers_armlab_plugins(entry):
+                (view / entry.name).symlink_to(entry)
+    return view
+
+
+def _registers_armlab_plugins(entry: Path) -> bool:
+    """Whether ``entry`` is the metadata of a distribution with `armlab` entry points."""
+    points = entry / "entry_points.txt"
+    return entry.suffix == ".dist-info" and points.is_file() and bool(
+        re.search(r"^\[armlab\]\s*$", points.read_text(encoding="utf-8"), re.M))
 
 
 def _user_env(root: Path) -> dict[str, str]:
@@ -332,6 +356,21 @@ def test_readme_activation_puts_the_fresh_armlab_first(clone):
     found = clone.bash("command -v armlab && python -c 'import armlab; print(armlab.__file__)'").stdout.split()
     assert found == [str(clone.root / VENV / "bin" / "armlab"), str(REPO / "src" / "armlab" / "__init__.py")]
     assert clone.bash(f"{VENV}/bin/armlab --help", activate=False).stdout.startswith("Usage: armlab")
+
+
+def test_the_fresh_environment_leaves_out_the_plugins_installed_beside_armlab(clone, tmp_path):
+    """A developer's own plugin, installed editable beside armlab, is not part of the walk-through."""
+    site = tmp_path / "site-packages"
+    for name, points in [("zigzag-0.1.dist-info", "[armlab]\nzigzag = zigzag.plugin\n"),
+                         ("tool-1.0.dist-info", "[console_scripts]\ntool = tool:main\n")]:
+        (site / name).mkdir(parents=True)
+        (site / name / "entry_points.txt").write_text(points, encoding="utf-8")
+    (site / "tool").mkdir()
+    view = _outer_packages(tmp_path / "view", [site])
+    assert sorted(p.name for p in view.iterdir()) == ["tool", "tool-1.0.dist-info"]
+    found = clone.bash("python -c \"from importlib.metadata import entry_points; "
+                       "print(sorted(e.name for e in entry_points(group='armlab')))\"")
+    assert found.stdout.strip() == "[]"
 
 
 def test_readme_main_command_runs_verbatim(clone):
