@@ -2,8 +2,8 @@
 
 The shell commands are a walk-through of what a user types after a clone.  A scratch
 directory gets what a checkout has (the top-level folders the README's configs live in,
-copied) and MovieLens 100K under `data/` (copied from ``../shared/data/ml-100k``, where
-present), a fresh virtual environment at the set-up command's `.venv` with armlab installed
+copied) and MovieLens 100K under `data/` (copied from this checkout's ``data/ml-100k`` or
+``../shared/data/ml-100k``, where present), a fresh virtual environment at the set-up command's `.venv` with armlab installed
 editable from this checkout (offline, in seconds: `fresh_venv`), and then every line of every
 ```bash block runs, in README order, verbatim, each in its own bash session that begins with
 the README's own `source .venv/bin/activate`.  The exceptions, each written out below:
@@ -50,7 +50,9 @@ import armlab
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-ML_100K = REPO.parent / "shared" / "data" / "ml-100k"
+#: MovieLens 100K: under data/ as the README says, else in the shared folder beside the checkout.
+ML_100K = next((p for p in (REPO / "data" / "ml-100k", REPO.parent / "shared" / "data" / "ml-100k") if p.is_dir()),
+               REPO.parent / "shared" / "data" / "ml-100k")
 REDUCED_REPLICAS = "8"
 COMMAND_TIMEOUT_S = 240  # every command not in LONG_RUNS takes well under a minute on 2 cores
 
