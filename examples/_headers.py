@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -36,8 +35,8 @@ from armlab.plan import build_plan
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry
 from armlab.problem import Objective
+from armlab.provenance import git_commit
 
-REPO = Path(__file__).resolve().parents[1]
 FORMAT = 1
 
 
@@ -56,15 +55,6 @@ def scaled(config: ExperimentConfig, replicas: int, budget: int, checkpoints: li
     data.update(replicas=replicas, checkpoint_every=None, checkpoints=checkpoints)
     data["problem"]["budget"] = budget
     return validate_config(data)
-
-
-def git_commit() -> str:
-    """HEAD's hash, with ``+changes`` when ``src/`` differs from it (uncommitted algorithms)."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-
-    commit = git("rev-parse", "--short=12", "HEAD")
-    return commit + ("+changes" if git("status", "--porcelain", "--", "src") else "")
 
 
 def _metric(config: ExperimentConfig) -> str:

@@ -2,8 +2,8 @@
 
 The shell commands are a walk-through of what a user types after a clone.  A scratch
 directory gets what a checkout has (the top-level folders the README's configs live in,
-copied) and MovieLens 100K under `data/` (copied from ``../shared/data/ml-100k``, where
-present), a fresh virtual environment at the set-up command's `.venv` with armlab installed
+copied) and MovieLens 100K under `data/` (copied from this checkout's ``data/ml-100k`` or
+``../shared/data/ml-100k``, where present), a fresh virtual environment at the set-up command's `.venv` with armlab installed
 editable from this checkout (offline, in seconds: `fresh_venv`), and then every line of every
 ```bash block runs, in README order, verbatim, each in its own bash session that begins with
 the README's own `source .venv/bin/activate`.  The exceptions, each written out below:
@@ -50,7 +50,9 @@ import armlab
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-ML_100K = REPO.parent / "shared" / "data" / "ml-100k"
+#: MovieLens 100K: under data/ as the README says, else in the shared folder beside the checkout.
+ML_100K = next((p for p in (REPO / "data" / "ml-100k", REPO.parent / "shared" / "data" / "ml-100k") if p.is_dir()),
+               REPO.parent / "shared" / "data" / "ml-100k")
 REDUCED_REPLICAS = "8"
 COMMAND_TIMEOUT_S = 240  # every command not in LONG_RUNS takes well under a minute on 2 cores
 
@@ -153,8 +155,9 @@ def fresh_venv(venv: Path, env: dict[str, str]) -> None:
 
     armlab is installed by pip (which writes the `armlab` console script, as for any install)
     from `_editable_wheel`.  Its dependencies are not installed again: a .pth file puts this
-    interpreter's site-packages after the new environment's own (the `test` extra holds the
-    `plot`, `live` and `dask` extras), and pip itself comes from there too.
+    interpreter's packages after the new environment's own (the `test` extra holds the
+    `plot`, `live` and `dask` extras), and pip itself comes from there too; only those, not
+    the plugins a developer installed beside them (`_outer_packages`).
     """
     if find_spec("pip") is None:
         pytest.skip("the README walk-through installs armlab into a fresh venv with pip, which is missing here")
@@ -162,8 +165,9 @@ def fresh_venv(venv: Path, env: dict[str, str]) -> None:
     python = venv / "bin" / "python"
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True, env=env).stdout.strip()
-    ours = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
-    (Path(site) / "readme-walkthrough-dependencies.pth").write_text("".join(f"{path}\n" for path in ours))
+    ours = dict.fromkeys(Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib"))
+    view = _outer_packages(venv / "outer-packages", list(ours))
+    (Path(site) / "readme-walkthrough-dependencies.pth").write_text(f"{view}\n")
     install = subprocess.run(
         [python, "-m", "pip", "--isolated", "install", "--no-deps", "--no-index", "--no-cache-dir",
          "--disable-pip-version-check", "--quiet", _editable_wheel(venv.parent)],
@@ -171,6 +175,28 @@ def fresh_venv(venv: Path, env: dict[str, str]) -> None:
     )
     assert install.returncode == 0, install.stdout + install.stderr
     assert (venv / "bin" / "armlab").is_file()
+
+
+def _outer_packages(view: Path, sites: list[Path]) -> Path:
+    """A folder ``view`` of links to the installed packages in ``sites``, less the
+    distributions that register armlab plugins.  A plugin installed editable here (as
+    `armlab new-plugin` says) keeps its import path in a .pth file, which Python reads only in
+    a site directory, not in a folder a .pth names: seen from the fresh environment, its entry
+    point would lead to a module that cannot be imported, and armlab would call it broken.
+    The walk-through must not depend on what else a developer has installed."""
+    view.mkdir()
+    for site in sites:
+        for entry in sorted(site.iterdir()):
+            if not (view / entry.name).exists() and not _registers_armlab_plugins(entry):
+                (view / entry.name).symlink_to(entry)
+    return view
+
+
+def _registers_armlab_plugins(entry: Path) -> bool:
+    """Whether ``entry`` is the metadata of a distribution with `armlab` entry points."""
+    points = entry / "entry_points.txt"
+    return entry.suffix == ".dist-info" and points.is_file() and bool(
+        re.search(r"^\[armlab\]\s*$", points.read_text(encoding="utf-8"), re.M))
 
 
 def _user_env(root: Path) -> dict[str, str]:
@@ -296,9 +322,9 @@ def _check_outputs(clone: Clone, line: str, result: subprocess.CompletedProcess[
             assert summary["replicas"] == int(option(argv, "--replicas"))  # type: ignore[arg-type]
         if "--plot" in argv:
             assert list((clone.root / out).glob("*.png")), f"{line!r} drew no figure"
-    elif out is not None:  # a plot with several figures writes FILE-<kind>.png
-        target = clone.root / out
-        assert target.exists() or list(target.parent.glob(f"{target.stem}-*{target.suffix}")), f"{line!r}: no {out}"
+    elif out is not None:  # armlab plot --out FILE writes that file, every figure in it
+        assert (clone.root / out).exists(), f"{line!r}: no {out}"
+        assert not list((clone.root / out).parent.glob(f"{Path(out).stem}-*")), f"{line!r}: files beside {out}"
     if journal is not None:
         assert (clone.root / journal).is_file()
     if argv[1] == "resume":
@@ -334,6 +360,21 @@ def test_readme_activation_puts_the_fresh_armlab_first(clone):
     assert clone.bash(f"{VENV}/bin/armlab --help", activate=False).stdout.startswith("Usage: armlab")
 
 
+def test_the_fresh_environment_leaves_out_the_plugins_installed_beside_armlab(clone, tmp_path):
+    """A developer's own plugin, installed editable beside armlab, is not part of the walk-through."""
+    site = tmp_path / "site-packages"
+    for name, points in [("zigzag-0.1.dist-info", "[armlab]\nzigzag = zigzag.plugin\n"),
+                         ("tool-1.0.dist-info", "[console_scripts]\ntool = tool:main\n")]:
+        (site / name).mkdir(parents=True)
+        (site / name / "entry_points.txt").write_text(points, encoding="utf-8")
+    (site / "tool").mkdir()
+    view = _outer_packages(tmp_path / "view", [site])
+    assert sorted(p.name for p in view.iterdir()) == ["tool", "tool-1.0.dist-info"]
+    found = clone.bash("python -c \"from importlib.metadata import entry_points; "
+                       "print(sorted(e.name for e in entry_points(group='armlab')))\"")
+    assert found.stdout.strip() == "[]"
+
+
 def test_readme_main_command_runs_verbatim(clone):
     """`.venv/bin/armlab run examples/quickstart.toml --out results/quickstart`, as written:
     the set-up's other two parts made the environment the clone fixture made."""
@@ -356,6 +397,24 @@ def test_readme_shell_command(line, clone):
     if argv[1] == "run" and argv[2] in LONG_RUNS:
         line = f"{line} --replicas {REDUCED_REPLICAS}"
     _check_outputs(clone, line, clone.bash(line))
+
+
+# -- configs --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("config", [block for block in fenced("toml") if "[problem]" in block],
+                         ids=lambda block: block.split("\n", 1)[0])
+def test_readme_config_runs(config, tmp_path):
+    """Every experiment config the README shows (the config reference, several bandits) runs
+    as written, at two replicas; a multi-bandit one reports its bandits completed."""
+    path = tmp_path / "readme.toml"
+    path.write_text(config, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "run", str(path),
+         "--replicas", "2"], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False)
+    assert result.returncode == 0, _fail(str(path), result.returncode, result.stdout, result.stderr)
+    if "[[bandits]]" in config:
+        assert "bandits completed" in result.stdout, result.stdout
 
 
 # -- Python blocks --------------------------------------------------------------------------------

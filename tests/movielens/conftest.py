@@ -11,8 +11,15 @@ from armlab.movielens.cache import prepare_model
 from armlab.movielens.model import CompletedModel
 
 REPO = Path(__file__).resolve().parents[2]
-#: Shared MovieLens 100K ratings, outside the repository (the data may not be redistributed).
-ML100K = REPO.parent / "shared" / "data" / "ml-100k" / "u.data"
+#: Where MovieLens 100K's ratings are looked for under a checkout, in order: ``data/`` as the
+#: README tells a user, then the shared data folder beside the checkout (the data may not be
+#: redistributed, so neither is in the repository).
+ML100K_PLACES = (Path("data", "ml-100k", "u.data"), Path("..", "shared", "data", "ml-100k", "u.data"))
+
+
+def locate_ml100k(root: Path) -> Path | None:
+    """The first of :data:`ML100K_PLACES` under checkout ``root`` that is a file, or ``None``."""
+    return next((root / place for place in ML100K_PLACES if (root / place).is_file()), None)
 
 
 @pytest.fixture(autouse=True)
@@ -23,10 +30,17 @@ def _private_cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="session")
 def ml100k_path() -> Path:
-    """``../shared/data/ml-100k/u.data`` relative to the repository root."""
-    if not ML100K.is_file():
-        pytest.skip(f"MovieLens 100K ratings not found at {ML100K}")
-    return ML100K
+    """MovieLens 100K's ``u.data``: under ``data/`` of the checkout, else in ``../shared``."""
+    found = locate_ml100k(REPO)
+    if found is None:
+        pytest.skip("MovieLens 100K ratings not found at " + " or ".join(str(REPO / p) for p in ML100K_PLACES))
+    return found
+
+
+@pytest.fixture(scope="session")
+def ml100k_locator() -> Callable[[Path], Path | None]:
+    """:func:`locate_ml100k`, for the test of where the ratings are looked for."""
+    return locate_ml100k
 
 
 @pytest.fixture(scope="session")

@@ -102,3 +102,16 @@ def test_movielens_100k(ml100k_path):
     assert set(np.unique(ratings.values).tolist()) == {1.0, 2.0, 3.0, 4.0, 5.0}
     assert ratings.user_ids.tolist() == list(range(1, 944))
     assert (ratings.item_counts() >= 20).sum() == 939  # the candidate count with at least 20 ratings
+
+
+def test_ml100k_is_looked_for_under_data_first_as_the_readme_says(tmp_path, ml100k_locator):
+    clone, shared = tmp_path / "clone", tmp_path / "shared" / "data" / "ml-100k" / "u.data"
+    clone.mkdir()
+    assert ml100k_locator(clone) is None
+    shared.parent.mkdir(parents=True)
+    shared.write_text("1\t2\t3\t4\n", encoding="utf-8")
+    assert ml100k_locator(clone) == clone / ".." / "shared" / "data" / "ml-100k" / "u.data"  # the fallback
+    readme = clone / "data" / "ml-100k" / "u.data"
+    readme.parent.mkdir(parents=True)
+    readme.write_text("1\t2\t3\t4\n", encoding="utf-8")
+    assert ml100k_locator(clone) == readme

@@ -61,7 +61,7 @@ def test_without_a_terminal_stderr_has_json_logs_and_no_progress_bar(config_file
     result = CliRunner().invoke(cli, ["--no-plugins", "run", str(config_file)])
     assert result.exit_code == 0, result.output
     events = [json.loads(line)["event"] for line in result.stderr.splitlines()]
-    assert events[0] == "experiment_started" and events[-1] == "experiment_finished"
+    assert events[:2] == ["time_estimated", "experiment_started"] and events[-1] == "experiment_finished"
     assert "cli-demo: regret, budget 400" in result.stdout
 
 

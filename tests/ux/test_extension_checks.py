@@ -8,6 +8,7 @@ import importlib
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,7 +17,10 @@ import anyio.lowlevel
 import numpy as np
 import pytest
 
-from armlab import LiveSource, Trial
+from armlab import LiveSource, Trial, hookimpl, run_experiment
+from armlab.config import validate_config
+from armlab.plugins.manager import get_plugin_manager
+from armlab.plugins.registry import Registry
 from armlab.adapters import DEFERRED, AdapterSource
 from armlab.adapters.callback import Callback
 from armlab.plugins.gcp.allocators import GCPBayes, UniformBandit
@@ -119,6 +123,23 @@ def test_check_allocator_passes_the_guide_example_and_built_ins(guide):
     check_allocator(UniformBandit, {"order": "random"})
     check_allocator(GCPBayes, {"warmup_per_arm": 2}, policy=lambda: BayesTopM({"warmup_per_arm": 2}), budget=80)
     check_allocator(GabUCB, {"warmup_per_arm": 2}, budget=80)  # a joint rule: select_arms picks the arms
+
+
+def test_the_allocator_guide_config_runs_with_the_guide_example(guide):
+    text = (REPO / "docs" / GUIDES["allocator"]).read_text(encoding="utf-8")
+    (config,) = [block for block in re.findall(r"```toml\n(.*?)```", text, re.DOTALL) if "[[bandits]]" in block]
+
+    class GuidePackage:
+        @hookimpl
+        def armlab_register_allocators(self):
+            return [guide.allocator.FewestTrials]
+
+    manager = get_plugin_manager(load_entrypoints=False)
+    manager.register(GuidePackage())
+    summary = run_experiment(validate_config(tomllib.loads(config)), replicas=2, registry=Registry(manager))
+    (result,) = summary["policies"].values()
+    assert result["allocator"] == {"plugin": "fewest-trials", "params": {"tie_break": "random"}}
+    assert result["bandit_labels"] == ["checkout", "banner1", "banner2"] and "bandits_completed_mean" in result
 
 
 def _broken_allocators(base):

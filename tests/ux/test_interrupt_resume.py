@@ -144,3 +144,45 @@ def test_saved_tasks_of_another_experiment_are_refused(registry, tmp_path):
         run_experiment(config, registry=registry, out_dir=tmp_path, progress=interrupt)
     with pytest.raises(ConfigError, match=r"another experiment .* remove .*tasks"):
         run_experiment({**config, "seed": 2}, registry=registry, out_dir=tmp_path)
+
+
+LIVE_CONFIG = """\
+name = "slow-live"
+checkpoint_every = 5
+replicas = 1
+[problem]
+objective = "best-arm"
+budget = 100000
+[source]
+plugin = "callback"
+function = "slow_trial:trial"
+arms = ["A", "B"]
+reward_min = 0
+reward_max = 1
+[[policies]]
+plugin = "uniform"
+"""
+
+
+@pytest.mark.timeout(120)
+def test_sigint_of_a_journaled_live_run_says_the_journal_holds_it_and_how_to_resume(tmp_path):
+    (tmp_path / "slow_trial.py").write_text(
+        "import time\n\ndef trial(trial):\n    time.sleep(0.01)\n    return 1.0\n", encoding="utf-8")
+    config = tmp_path / "live.toml"
+    config.write_text(LIVE_CONFIG, encoding="utf-8")
+    journal, log = tmp_path / "run.sqlite", tmp_path / "run.log"
+    process = subprocess.Popen(_armlab("run", str(config), "--journal", str(journal), "--log", str(log)),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60  # liveness only
+    while not log.exists() or "\"checkpoint\"" not in log.read_text(encoding="utf-8"):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "no checkpoint reached"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    advice = [line for line in stderr.splitlines() if line.startswith("interrupted:")]
+    assert advice == [f"interrupted: the journal {journal} holds the run (every trial reported so far); "
+                      f"continue it with armlab resume {journal}, or run the same command again"]
+    assert "--out DIR" not in stderr
+

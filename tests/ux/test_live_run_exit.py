@@ -56,3 +56,12 @@ def test_a_live_recommendation_is_printed_by_arm_name(tmp_path, monkeypatch):
     result = _run(tmp_path, monkeypatch, "armlab_ux_arm_b_wins", "return 1.0 if trial.arm == 1 else 0.0")
     assert result.exit_code == 0, result.output
     assert re.search(r"uniform +12 +12 +0 +B \(arm 1\)", result.stdout)  # trials, completed, failed, answer
+
+
+def test_a_live_run_without_a_journal_does_not_replace_its_results(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    first = _run(tmp_path, monkeypatch, "armlab_ux_live_twice", "return 1.0", "--out", str(out))
+    assert first.exit_code == 0, first.output
+    again = _run(tmp_path, monkeypatch, "armlab_ux_live_twice", "return 1.0", "--out", str(out))
+    assert again.exit_code == 2, again.output
+    assert "holds the results of this live experiment: another run gets other trials" in again.stderr

@@ -107,10 +107,45 @@ def test_figures_of_an_earlier_run_do_not_stay_in_a_reused_out_directory(tmp_pat
     out = tmp_path / "out"
     first = _invoke("run", str(_config(tmp_path, "regret")), "--out", str(out), "--plot")
     assert first.exit_code == 0 and (out / "regret-vs-time.png").is_file(), first.output
-    second = _invoke("run", str(_config(tmp_path, "best-arm")), "--out", str(out), "--plot")
+    second = _invoke("run", str(_config(tmp_path, "best-arm")), "--out", str(out), "--plot", "--overwrite")
     assert second.exit_code == 0, second.output
     assert {p.name for p in out.iterdir()} == {"summary.json", "results.csv", "error-vs-time.png"}
     assert f"removed the figures of an earlier run: {out / 'regret-vs-time.png'}" in second.stderr
-    third = _invoke("run", str(_config(tmp_path, "regret")), "--out", str(out))  # no --plot: no figure fits
+    third = _invoke("run", str(_config(tmp_path, "regret")), "--out", str(out), "--overwrite")  # no figure fits
     assert third.exit_code == 0, third.output
     assert {p.name for p in out.iterdir()} == {"summary.json", "results.csv"}
+
+
+def test_a_finished_run_is_not_replaced_by_another_without_overwrite(tmp_path):
+    out, config = tmp_path / "out", str(_config(tmp_path))
+    assert _invoke("run", config, "--out", str(out)).exit_code == 0
+    finished = (out / "summary.json").read_bytes()
+    for options, differs in [(["--replicas", "2"], "replicas: 6 -> 2"), (["--seed", "4"], "seed: 3 -> 4")]:
+        result = _invoke("run", config, "--out", str(out), *options)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip() == (
+            f"Error: --out {out} holds the results of another run ({differs}); give --overwrite to replace them, "
+            "or choose another --out")
+        assert "experiment_started" not in result.stderr and (out / "summary.json").read_bytes() == finished
+    other = tmp_path / "other.toml"
+    other.write_text(CONFIG.format(objective="regret").replace("budget = 200", "budget = 300"), encoding="utf-8")
+    result = _invoke("run", str(other), "--out", str(out))
+    assert result.exit_code == 2 and "(problem.budget: 200 -> 300)" in result.stderr, result.output
+
+
+def test_the_same_run_again_is_allowed_and_overwrite_replaces_another(tmp_path):
+    out, config = tmp_path / "out", str(_config(tmp_path))
+    assert _invoke("run", config, "--out", str(out)).exit_code == 0
+    again = _invoke("run", config, "--out", str(out))  # same settings: same numbers
+    assert again.exit_code == 0, again.output
+    replaced = _invoke("run", config, "--out", str(out), "--replicas", "2", "--overwrite")
+    assert replaced.exit_code == 0, replaced.output
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["replicas"] == 2
+
+
+def test_results_that_do_not_say_their_config_are_refused(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("{}", encoding="utf-8")
+    result = _invoke("run", str(_config(tmp_path)), "--out", str(out))
+    assert result.exit_code == 2 and "holds results that do not say which config made them" in result.stderr

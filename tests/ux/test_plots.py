@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,13 +151,20 @@ def test_applicable_kinds_follow_the_keys_present(single_run):
     assert [k.name for k in applicable_kinds(summary)] == ["error-vs-time"]  # sweep kinds need a sweep
 
 
-def test_save_figures_names_files_by_kind(tmp_path, single_run):
+def _png_height(path: Path) -> int:
+    """The pixel height in a PNG file's header (IHDR)."""
+    return int.from_bytes(path.read_bytes()[20:24], "big")
+
+
+def test_save_figures_writes_the_file_it_is_given_and_names_files_in_a_directory_by_kind(tmp_path, single_run):
     summary = single_run(
         a={"error_rate": [0.3, 0.2, 0.1], "error_stderr": [0.1] * 3, "confidence_mean": [0.5, 0.7, 0.9]}
     )
     paths = save_figures(summary, tmp_path / "fig.png")
-    assert [p.name for p in paths] == ["fig-error-vs-time.png", "fig-confidence-vs-time.png"]
-    assert all(p.read_bytes().startswith(PNG_MAGIC) for p in paths)
+    assert paths == [tmp_path / "fig.png"] and sorted(tmp_path.iterdir()) == paths  # both figures, one file
+    (one,) = save_figures(summary, tmp_path / "one.png", ["error-vs-time"])
+    assert paths[0].read_bytes().startswith(PNG_MAGIC)
+    assert _png_height(paths[0]) == 2 * _png_height(one)  # one figure above the other
     (svg,) = save_figures(summary, tmp_path / "one.svg", ["confidence-vs-time"])
     assert svg.name == "one.svg" and b"<svg" in svg.read_bytes()[:400]
     assert [p.name for p in save_figures(summary, tmp_path / "dir")] == ["error-vs-time.png", "confidence-vs-time.png"]

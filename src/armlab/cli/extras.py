@@ -25,7 +25,8 @@ from armlab.templates.scaffold import check_unclaimed, plugin_names, render_plug
     "--out",
     "target",
     type=click.Path(),
-    help="A .png, .svg or .pdf file (several figures: FILE-<kind>.png), or a directory. "
+    help="A .png, .svg or .pdf file, which holds every figure (one above the other), or a "
+    "directory (a name without one of these suffixes), which gets one <kind>.png per figure. "
     "Default: <kind>.png next to the summary.",
 )
 @click.option(

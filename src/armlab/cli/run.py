@@ -1,7 +1,9 @@
 """``armlab run CONFIG``: run an experiment, print a short table, write ``summary.json``.
 
 On a terminal a progress bar per policy (trials done, elapsed time, ETA) is drawn on stderr;
-otherwise stderr carries JSON-lines logs only.  ``--plot`` draws the figures at the end;
+otherwise stderr carries JSON-lines logs only: a simulated run's estimated time first (a short
+probe, :mod:`armlab.cli.time_estimate`), then its progress every 5 s
+(:mod:`armlab.cli.progress_log`).  ``--plot`` draws the figures at the end;
 ``--workers``/``--shard-size``/``--executor``/``--scheduler`` spread a simulated run's tasks
 over worker processes or a Dask cluster (:mod:`armlab.orchestrator.shards`; same numbers,
 progress as tasks advance); ``--journal`` makes a live run durable and resumable.
@@ -28,18 +30,22 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from armlab.cli.answers import describe_recommendation
 from armlab.cli.app import App
+from armlab.cli.progress_log import ProgressLog
+from armlab.cli.time_estimate import estimate_seconds, format_duration
+from armlab.cli.earlier_results import check_earlier_results
 from armlab.cli.errors import UserError, user_errors
 from armlab.cli.outputs import open_for_append, writable_dir
 from armlab.config import ExperimentConfig
 from armlab.errors import ArmlabError
 from armlab.live_rules import has_live_source, refuse_ignored_live_fields
-from armlab.log import configure_logging
+from armlab.log import configure_logging, get_logger
 from armlab.orchestrator.runner import run_experiment
 from armlab.orchestrator.saved_tasks import RunInterrupted
 from armlab.orchestrator.shards import ShardRunner
 from armlab.memory_estimate import check_memory
-from armlab.plan import build_plans, load_experiment
+from armlab.plan import ExperimentPlan, build_plans, load_experiment
 from armlab.plots import remove_figures, save_figures
 
 
@@ -62,6 +68,8 @@ from armlab.plots import remove_figures, save_figures
                                   "(default: a local cluster of --workers processes).")
 @click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
               help="Live experiments: journal every trial to this SQLite file (resumed if it exists).")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the results of another run (another config, seed or scale) in the --out directory.")
 @click.pass_obj
 def run_command(
     app: App,
@@ -76,34 +84,43 @@ def run_command(
     executor: str,
     scheduler: str | None,
     journal_path: str | None,
+    overwrite: bool,
 ) -> None:
     """Run the experiment in CONFIG.toml.
 
     A simulated run with --out DIR saves each finished task there: stopped by Ctrl-C (exit
     status 130), it writes a partial summary, and the same command continues it, with the
     same numbers.  A live experiment run with --journal FILE survives a crash: run the same
-    command (or armlab resume FILE) again and it replays the journal and continues.
+    command (or armlab resume FILE) again and it replays the journal and continues.  An --out
+    DIR holding the results of another config, seed or scale (or of a live run without a
+    journal) is refused unless --overwrite; the same command again runs (same numbers).
     """
     if plot and out_dir is None:
         raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
     with user_errors():  # everything that can be wrong is refused before the work starts
         scale = ShardRunner(workers, executor, scheduler, shard_size)
         loaded = load_experiment(config_path, app.registry)  # before the overrides: it says what the file set
-        refuse_ignored_live_fields(loaded, has_live_source(loaded, app.registry), replicas=replicas)
+        live = has_live_source(loaded, app.registry)
+        refuse_ignored_live_fields(loaded, live, replicas=replicas)
         config = loaded.with_overrides(seed=seed, replicas=replicas)
         plans = [plan for _, plan in build_plans(config, app.registry)]
         check_memory(plans, workers=workers, block=shard_size, remote=scheduler is not None)
     if out_dir is not None:
         writable_dir(out_dir, "--out")
+        check_earlier_results(out_dir, config, live=live, journaled=journal_path is not None, overwrite=overwrite)
     log_file: TextIO | None = open_for_append(log_path, "--log") if log_path else None
     try:
-        with _interrupted(), _progress(config) as progress:
+        with _interrupted(live, journal_path), _progress(config) as progress:
             if log_file is not None:
                 configure_logging(stream=log_file, json=True)
             elif progress is not None:  # sys.stderr now goes through the progress display
                 configure_logging(level="warning", json=False)
             else:
                 configure_logging(json=True)
+            if progress is None:  # off a terminal: the estimate and progress go to the log
+                progress = ProgressLog(policy_totals(config))
+                with user_errors():
+                    _log_the_estimate(plans, workers)
             with user_errors():
                 summary = run_experiment(
                     config, out_dir=out_dir, registry=app.registry, progress=progress, scale=scale,
@@ -131,14 +148,17 @@ def run_command(
     _require_observations(summary)
 
 
+log = get_logger("armlab.cli")
+
 #: The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 INTERRUPTED = 130
 
 
 @contextmanager
-def _interrupted() -> Iterator[None]:
+def _interrupted(live: bool, journal: str | None) -> Iterator[None]:
     """Ctrl-C: say what was saved and how to go on, and exit with :data:`INTERRUPTED`
-    instead of click's bare ``Aborted!``."""
+    instead of click's bare ``Aborted!``: a simulated run's saved tasks, a live run's journal
+    (``journal``), or that a live run without one kept nothing."""
     try:
         yield
     except RunInterrupted as exc:
@@ -151,8 +171,14 @@ def _interrupted() -> Iterator[None]:
         )
         raise click.exceptions.Exit(INTERRUPTED) from None
     except KeyboardInterrupt:
-        click.echo("interrupted: a simulated run keeps its finished tasks only with --out DIR (the same command "
-                   "then continues from them)", err=True)
+        if journal is not None:
+            advice = (f"the journal {journal} holds the run (every trial reported so far); continue it with "
+                      f"armlab resume {journal}, or run the same command again")
+        elif live:
+            advice = "a live run keeps its trials only with --journal FILE (armlab resume FILE then continues it)"
+        else:
+            advice = "a simulated run keeps its finished tasks only with --out DIR (the same command then continues from them)"
+        click.echo(f"interrupted: {advice}", err=True)
         raise click.exceptions.Exit(INTERRUPTED) from None
 
 
@@ -178,6 +204,15 @@ def arm_names(config: ExperimentConfig) -> list[list[str] | None]:
     return names
 
 
+def policy_totals(config: ExperimentConfig) -> dict[str, int]:
+    """Each policy's trials over the experiment: replicas x budget, summed over the sweep's runs."""
+    totals = dict.fromkeys((p.display_label for p in config.policies), 0)
+    for _, variant in config.variants():
+        for label in totals:
+            totals[label] += variant.replicas * variant.problem.budget
+    return totals
+
+
 @contextmanager
 def _progress(config: ExperimentConfig) -> Iterator[ProgressDisplay | None]:
     """A live progress display on a terminal's stderr; ``None`` when stderr is not a terminal."""
@@ -186,6 +221,16 @@ def _progress(config: ExperimentConfig) -> Iterator[ProgressDisplay | None]:
         return
     with ProgressDisplay.for_config(config, Console(stderr=True)) as display:
         yield display
+
+
+def _log_the_estimate(plans: list[ExperimentPlan], workers: int) -> None:
+    """Off a terminal, log how long the simulated run should take (a probe, as ``armlab
+    validate`` prints it), shared among ``workers`` processes when there is work for each."""
+    seconds = estimate_seconds(plans)
+    if seconds is not None:
+        share = min(workers, sum(len(plan.policies) for plan in plans))
+        log.info("time_estimated", seconds=round(seconds / share, 2), estimate=format_duration(seconds / share),
+                 processes=share, experiment=plans[0].config.name)
 
 
 class ProgressDisplay:
@@ -213,12 +258,8 @@ class ProgressDisplay:
 
     @classmethod
     def for_config(cls, config: ExperimentConfig, console: Console) -> ProgressDisplay:
-        """Bars sized from the config: replicas x budget, summed over the sweep's runs."""
-        totals = dict.fromkeys((p.display_label for p in config.policies), 0)
-        for _, variant in config.variants():
-            for label in totals:
-                totals[label] += variant.replicas * variant.problem.budget
-        return cls(totals, console)
+        """Bars sized from the config (:func:`policy_totals`)."""
+        return cls(policy_totals(config), console)
 
     def __call__(self, label: str, done: int, total: int) -> None:
         if not self._tasks:
@@ -255,8 +296,8 @@ def format_table(summary: dict[str, Any], names: list[list[str] | None] | None =
     if live:
         lines.append(f"{'policy':<20} {'trials':>7} {'completed':>10} {'failed':>7}  recommendation")
         for label, result in live.items():
-            lines.append(f"{label:<20} {result['trials']:>7} {result['completed']:>10} {result['failed']:>7}  "
-                         f"{_recommendation(result, names or [])}")
+            answer = describe_recommendation(result["recommendation"], names or [], "bandits" in result)
+            lines.append(f"{label:<20} {result['trials']:>7} {result['completed']:>10} {result['failed']:>7}  {answer}")
         return "\n".join(lines)
     extra = _extra_columns(policies)
     lines.append(f"{'policy':<20} {metric + ' at budget':>22}" + "".join(f" {title:>22}" for title, _ in extra)
@@ -299,23 +340,3 @@ def _sweep_rows(summary: dict[str, Any], metric: str) -> list[str]:
         errs = result["regret_stderr"] if metric == "regret" else result["error_stderr"]
         lines.append(f"{label:<20} " + " ".join(f"{_with_error(m, e):>20}" for m, e in zip(means, errs, strict=True)))
     return lines
-
-
-def _recommendation(result: dict[str, Any], names: list[list[str] | None]) -> str:
-    """A live answer in words: ``C (arm 2)``, a set of arms, or one answer per bandit."""
-
-    def arm(index: int, bandit: int) -> str:
-        known = names[bandit] if bandit < len(names) else None
-        return f"{known[index]} (arm {index})" if known and 0 <= index < len(known) else f"arm {index}"
-
-    def answer(value: Any, bandit: int) -> str:
-        if value is None:
-            return "none"
-        if isinstance(value, list):
-            return "{" + ", ".join(arm(i, bandit) for i in value) + "}"
-        return arm(value, bandit)
-
-    recommendation = result["recommendation"]
-    if "bandits" in result:  # several bandits: one answer each
-        return "; ".join(f"bandit {b}: {answer(value, b)}" for b, value in enumerate(recommendation))
-    return answer(recommendation, 0)

@@ -6,6 +6,7 @@ import click
 
 from armlab.cli.app import App
 from armlab.cli.errors import user_errors
+from armlab.cli.time_estimate import estimate_seconds, format_duration
 from armlab.memory_estimate import check_memory
 from armlab.plan import build_plans, load_experiment
 
@@ -16,13 +17,18 @@ from armlab.plan import build_plans, load_experiment
 def validate_command(app: App, config_path: str) -> None:
     """Check CONFIG.toml: fields, plugin names and parameters, that every policy can start on
     the problem (budget large enough, oracle inputs available) for every sweep value, and
-    that the replicas fit in memory when run in one process."""
+    that the replicas fit in memory when run in one process; then estimate how long a
+    simulated run takes, from a short probe of each policy."""
     with user_errors():
         config = load_experiment(config_path, app.registry)
         plans = build_plans(config, app.registry)
         check_memory([plan for _, plan in plans])
+        seconds = estimate_seconds([plan for _, plan in plans])
     labels = ", ".join(p.label for p in plans[0][1].policies)
     click.echo(
         f"{config_path}: OK ({config.problem.objective.value}, budget {config.problem.budget}, "
         f"{config.replicas} replicas, source {config.source.plugin}, policies: {labels})"
     )
+    if seconds is not None:
+        click.echo(f"estimated time: {format_duration(seconds)} in one process "
+                   f"(from a probe of each policy; --workers N shares it among N processes)")

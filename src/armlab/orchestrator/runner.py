@@ -31,6 +31,7 @@ from armlab.orchestrator.simulate import PolicyResult, ProgressCallback
 from armlab.orchestrator.tasks import Task, TaskOutput, merge_results
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
+from armlab.provenance import git_commit
 
 __all__ = ["ExperimentResult", "run_experiment", "run_experiment_async"]
 
@@ -164,10 +165,12 @@ def _started(plans: list[tuple[Any, ExperimentPlan]], journal: str | Path | None
 
 def provenance(config: ExperimentConfig) -> dict[str, Any]:
     """What reproduces a run on its own: the whole resolved config (plugin parameters
-    included), the versions of armlab, numpy and Python, the platform, the time, the command."""
+    included), the versions of armlab (with its git commit when run from a checkout), numpy
+    and Python, the platform, the time, the command."""
     return {
         "config": config.model_dump(mode="json"),
         "armlab": __version__,
+        "armlab_commit": git_commit(),
         "numpy": np.__version__,
         "python": platform.python_version(),
         "platform": platform.platform(),

@@ -2,7 +2,8 @@
 
 ``plot_summary(summary)`` returns one matplotlib figure per applicable figure kind (see
 :mod:`armlab.plots.kinds` for the kinds and the summary keys each reads);
-``save_figures(summary, target)`` writes them as PNG, SVG or PDF files.  ``armlab plot`` and
+``save_figures(summary, target)`` writes them as PNG files into a directory, or all of them
+into the one PNG, SVG or PDF file ``target`` names.  ``armlab plot`` and
 ``armlab run --plot`` are thin wrappers around these two functions.  Figures written into a
 directory are named ``<kind>.<format>``, so :func:`remove_figures` can clear those of an
 earlier run from a results directory that is used again.
@@ -11,13 +12,14 @@ earlier run from a results directory that is used again.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from armlab.errors import ArmlabError
 from armlab.plots.kinds import FIGURE_KINDS, FigureKind, applicable_kinds
-from armlab.plots.render import draw
+from armlab.plots.render import draw, draw_stacked
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -73,6 +75,14 @@ def plot_summary(
     Raises :class:`~armlab.errors.ArmlabError` when nothing can be drawn (a live run, or
     kinds whose keys the summary lacks) or the summary is malformed.
     """
+    chosen = _chosen_kinds(summary, kinds)
+    with _malformed():
+        return {kind.name: draw(kind, summary, logx=logx, logy=logy) for kind in chosen}
+
+
+def _chosen_kinds(summary: Mapping[str, Any], kinds: Sequence[str] | None) -> list[FigureKind]:
+    """The kinds to draw: those ``summary`` has data for (of ``kinds``, when given); refused
+    when there is none."""
     _check_shape(summary)
     try:
         chosen = applicable_kinds(summary, kinds)
@@ -84,8 +94,14 @@ def plot_summary(
             f"nothing to plot: the summary has no data for {', '.join(wanted)} "
             f"(live runs have no curves; see armlab.plots.kinds for the keys each figure reads)"
         )
+    return chosen
+
+
+@contextmanager
+def _malformed() -> Iterator[None]:
+    """A summary whose entries do not fit the figure kinds: an :class:`ArmlabError` saying so."""
     try:
-        return {kind.name: draw(kind, summary, logx=logx, logy=logy) for kind in chosen}
+        yield
     except ValueError as exc:
         raise ArmlabError(f"malformed summary: {exc}") from None
     except KeyError as exc:
@@ -103,18 +119,19 @@ def save_figures(
     """Write the figures of :func:`plot_summary`; return the paths written.
 
     ``target`` is a directory (files ``<kind>.png`` inside; its name may hold a dot, as in
-    ``results/run.v2``) or a file name ending in .png, .svg or .pdf: used as is for a single
-    figure, and as ``<stem>-<kind><suffix>`` when there are several.
+    ``results/run.v2``) or a file name ending in .png, .svg or .pdf, which is the one file
+    written: several figures go into it one above the other (:func:`draw_stacked`).
     """
     target = Path(target)
-    as_file = figure_file(target)
-    figures = plot_summary(summary, kinds, logx=logx, logy=logy)
-    if not as_file:
-        paths = {name: target / f"{name}.png" for name in figures}
-    elif len(figures) == 1:
-        paths = {name: target for name in figures}
+    if figure_file(target):
+        chosen = _chosen_kinds(summary, kinds)
+        with _malformed():
+            figures = {target.stem: draw(chosen[0], summary, logx=logx, logy=logy) if len(chosen) == 1
+                       else draw_stacked(chosen, summary, logx=logx, logy=logy)}
+        paths = {target.stem: target}
     else:
-        paths = {name: target.with_name(f"{target.stem}-{name}{target.suffix}") for name in figures}
+        figures = plot_summary(summary, kinds, logx=logx, logy=logy)
+        paths = {name: target / f"{name}.png" for name in figures}
     for name, fig in figures.items():
         try:
             paths[name].parent.mkdir(parents=True, exist_ok=True)

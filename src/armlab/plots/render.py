@@ -9,7 +9,7 @@ imported only when a figure is drawn.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from armlab.extras import require
@@ -17,9 +17,9 @@ from armlab.plots.kinds import FigureKind, Panel, sweep_axis_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure, SubFigure
 
-__all__ = ["draw"]
+__all__ = ["draw", "draw_stacked"]
 
 #: Curves with at most this many points get a marker on every point.
 _MARKER_POINTS = 30
@@ -33,10 +33,39 @@ def draw(
     kind: FigureKind, summary: Mapping[str, Any], *, logx: bool = False, logy: bool = False
 ) -> Figure:
     """One figure of ``kind``: a grid of panels (several only for per-run sweep panels)."""
-    panels = kind.panels(summary)
-    cols = min(3, len(panels))
-    rows = math.ceil(len(panels) / cols)
+    rows, cols = _grid(kind, summary)
     fig = _figure_class()(figsize=(6.4 * cols, 4.2 * rows), layout="constrained")
+    _draw_into(fig, kind, summary, logx=logx, logy=logy)
+    return fig
+
+
+def draw_stacked(
+    kinds: Sequence[FigureKind], summary: Mapping[str, Any], *, logx: bool = False, logy: bool = False
+) -> Figure:
+    """Every figure of ``kinds`` in one, one above the other, each with its own title: what
+    a single file named for several figures holds."""
+    grids = [_grid(kind, summary) for kind in kinds]
+    fig = _figure_class()(figsize=(6.4 * max(cols for _, cols in grids), 4.2 * sum(rows for rows, _ in grids)),
+                          layout="constrained")
+    parts = fig.subfigures(len(kinds), 1, height_ratios=[rows for rows, _ in grids], squeeze=False).ravel()
+    for part, kind in zip(parts, kinds, strict=True):
+        _draw_into(part, kind, summary, logx=logx, logy=logy)
+    return fig
+
+
+def _grid(kind: FigureKind, summary: Mapping[str, Any]) -> tuple[int, int]:
+    """Rows and columns of ``kind``'s panels: at most three side by side."""
+    count = len(kind.panels(summary))
+    cols = min(3, count)
+    return math.ceil(count / cols), cols
+
+
+def _draw_into(
+    fig: Figure | SubFigure, kind: FigureKind, summary: Mapping[str, Any], *, logx: bool, logy: bool
+) -> None:
+    """Draw ``kind``'s panels and title into ``fig`` (a figure, or a part of one)."""
+    panels = kind.panels(summary)
+    rows, cols = _grid(kind, summary)
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     xlabel = sweep_axis_label(summary["sweep"]["parameter"]) if kind.family == "sweep" else kind.xlabel
     for ax, panel in zip(axes, panels, strict=False):
@@ -47,7 +76,6 @@ def draw(
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(_title(kind, summary), fontsize="medium")
-    return fig
 
 
 def _draw_panel(ax: Axes, panel: Panel, kind: FigureKind, xlabel: str) -> None:

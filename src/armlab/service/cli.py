@@ -11,6 +11,7 @@ from typing import Any, TextIO
 import anyio
 import click
 
+from armlab.cli.answers import describe_recommendation
 from armlab.cli.app import App
 from armlab.cli.errors import UserError, user_errors
 from armlab.extras import require
@@ -69,7 +70,9 @@ def _outcome_line(session: LiveSession) -> str:
     return (
         f"{session.label}: {session.experiment.state.value}; {len(session.experiment.trials)} dispatched, "
         f"{s['completed']} completed, {s['failed']} failed, {s['abandoned']} abandoned, {s['late']} late; "
-        f"recommendation {s['recommendation']}"
+        "recommendation "
+        + describe_recommendation(s["recommendation"], [session.arm_names(b) for b in range(len(session.sources))],
+                                  "bandits" in s)
     )
 
 
