@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from armlab.errors import ArmlabError
-from armlab.orchestrator.live_types import Event
+from armlab.orchestrator.journal.schema import Event
 
 __all__ = ["JournalCorrupted", "JournalError", "TailMarker", "genesis", "link", "refuse_a_damaged_log"]
 

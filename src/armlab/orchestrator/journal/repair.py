@@ -1,4 +1,4 @@
-"""Repairing journals: salvaging a damaged one, migrating an older format."""
+"""Repairing a journal: salvaging the verified prefix of a damaged one into a new one."""
 
 from __future__ import annotations
 
@@ -6,14 +6,11 @@ import json
 import sqlite3
 from pathlib import Path
 
-from armlab.log import get_logger
-from armlab.orchestrator.journal import _COLUMNS, _SCHEMA, FORMAT_VERSION, Journal
-from armlab.orchestrator.journal_integrity import JournalCorrupted, JournalError, genesis, link
-from armlab.orchestrator.live_types import Event
+from armlab.orchestrator.journal.integrity import JournalCorrupted, JournalError
+from armlab.orchestrator.journal.schema import Event
+from armlab.orchestrator.journal.store import Journal
 
-__all__ = ["migrate_from_1", "salvage"]
-
-log = get_logger(__name__)
+__all__ = ["salvage"]
 
 
 def salvage(source: str | Path, target: str | Path) -> int:
@@ -39,23 +36,3 @@ def salvage(source: str | Path, target: str | Path) -> int:
     with Journal.create(target, {**created, "salvaged_from": str(source)}) as journal:
         journal.append_many(kept)
     return len(kept)
-
-
-def migrate_from_1(db: sqlite3.Connection, path: Path) -> None:
-    """Format 1 had one bandit and no chain: rebuild the events table in one transaction."""
-    old = db.execute("SELECT kind, trial, arm, reward, reason, key, at FROM events ORDER BY seq").fetchall()
-    with db:
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("DROP TABLE events")
-        for statement in _SCHEMA.split(";")[1:]:
-            db.execute(statement)
-        db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (json.dumps(FORMAT_VERSION),))
-        db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('state', '\"closed\"')")
-        chain = genesis(dict(db.execute("SELECT key, value FROM meta").fetchall()))
-        for seq, (kind, trial, arm, reward, reason, key, at) in enumerate(old, start=1):
-            chain = link(chain, seq, Event(kind, trial, arm, 0, reward=reward, reason=reason, key=key, at=at))
-            db.execute(f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
-                       (seq, kind, trial, arm, reward, reason, key, at, chain))
-    log.info("journal_migrated", path=str(path), from_format=1, to_format=FORMAT_VERSION, events=len(old))
-
-

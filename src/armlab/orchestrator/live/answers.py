@@ -1,7 +1,7 @@
 """What a live experiment reports: its answer, intervals, per-bandit summaries and status.
 
 :class:`Answers` is the read-only half of the live state machine
-(:class:`~armlab.orchestrator.asktell.LiveExperiment` inherits it): everything here reads the
+(:class:`~armlab.orchestrator.live.experiment.LiveExperiment` inherits it): everything here reads the
 engine core's statistics and the experiment's records and changes nothing.
 """
 
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import special
 
-from armlab.orchestrator.live_types import ExperimentState
+from armlab.orchestrator.live.types import ExperimentState
 from armlab.problem import Objective
 
 if TYPE_CHECKING:
     from armlab.orchestrator.core import DecisionCore
-    from armlab.orchestrator.live_types import TrialRecord
+    from armlab.orchestrator.live.types import TrialRecord
     from armlab.problem import Problem
     from armlab.stats import ArmStats
 
@@ -27,7 +27,7 @@ _Z95 = float(special.ndtri(0.975))
 
 
 class Answers:
-    """Answers of a live experiment (mixed into :class:`~armlab.orchestrator.asktell.LiveExperiment`)."""
+    """Answers of a live experiment (mixed into :class:`~armlab.orchestrator.live.experiment.LiveExperiment`)."""
 
     core: DecisionCore
     problems: list[Problem]

@@ -1,13 +1,13 @@
 """The ask/tell state machine of a live experiment: one replica of the engine core, no I/O.
 
 Everything that drives a live experiment goes through :class:`LiveExperiment`: the async
-:class:`~armlab.orchestrator.live.LiveRun` (armlab runs the trials through its sources),
+:class:`~armlab.orchestrator.live.run.LiveRun` (armlab runs the trials through its sources),
 the HTTP service (clients run them and report back), and journal replay (the journal says
 what happened).  Its decisions come from the engine core that Monte Carlo runs use
 (:class:`~armlab.orchestrator.core.DecisionCore` with one replica), so allocators, several
 bandits (``[[bandits]]``), stopping rules and checkpoints behave as in simulation.
 
-Every change is a journal :class:`~armlab.orchestrator.live_types.Event` (``dispatch``,
+Every change is a journal :class:`~armlab.orchestrator.live.types.Event` (``dispatch``,
 ``result``, ``failed``, ``abandoned``, ``late``).  A method first validates its request,
 then hands the event to the ``recorder`` (the journal, which makes it durable), and only
 then applies it.  If the recorder raises, nothing changed.  Because the policies' and the
@@ -39,9 +39,9 @@ import numpy as np
 from armlab import events as ev
 from armlab.adapters.base import Trial, validate_reward
 from armlab.orchestrator.core import DecisionCore
-from armlab.orchestrator.live_answers import Answers
-from armlab.orchestrator.live_replay import JournalReplay
-from armlab.orchestrator.live_types import (
+from armlab.orchestrator.live.answers import Answers
+from armlab.orchestrator.live.replay import JournalReplay
+from armlab.orchestrator.live.types import (
     Event,
     ExperimentState,
     NoTrialAvailable,
@@ -57,7 +57,7 @@ from armlab.plugins.interfaces import Allocator, Policy
 from armlab.problem import Problem
 from armlab.stats import ArmStats
 
-__all__ = ["LiveExperiment"]  # its vocabulary (events, states, errors) is in live_types
+__all__ = ["LiveExperiment"]  # its vocabulary (states, errors, records) is in .types
 
 _ROW = np.zeros(1, dtype=np.int64)
 _MAX_REASON = 2000

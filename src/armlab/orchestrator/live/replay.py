@@ -1,6 +1,6 @@
 """Resuming a live experiment: re-applying its journaled events in order.
 
-:class:`JournalReplay` is mixed into :class:`~armlab.orchestrator.asktell.LiveExperiment`.  Replay
+:class:`JournalReplay` is mixed into :class:`~armlab.orchestrator.live.experiment.LiveExperiment`.  Replay
 goes through the same ask, tell, fail, abandon, retire and stop paths as the live run, with
 the recorder off, so the rebuilt state is the state that was journaled; dispatches and stops
 are re-derived from the policies and must match the journal.
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from armlab.log import get_logger
-from armlab.orchestrator.live_types import (
+from armlab.orchestrator.live.types import (
     Event,
     JournalMismatch,
     NoTrialAvailable,
@@ -23,7 +23,7 @@ from armlab.orchestrator.live_types import (
 
 if TYPE_CHECKING:
     from armlab.adapters.base import Trial
-    from armlab.orchestrator.live_types import Report, TrialRecord
+    from armlab.orchestrator.live.types import Report, TrialRecord
 
 __all__ = ["JournalReplay"]
 
@@ -31,7 +31,7 @@ log = get_logger(__name__)
 
 
 class JournalReplay:
-    """Journal replay (mixed into :class:`~armlab.orchestrator.asktell.LiveExperiment`)."""
+    """Journal replay (mixed into :class:`~armlab.orchestrator.live.experiment.LiveExperiment`)."""
 
     recorder: Callable[[Event], None] | None
     trials: list[TrialRecord]

@@ -1,6 +1,6 @@
 """The vocabulary of a live experiment: trial records, events, states, reports and errors.
 
-Shared by the ask/tell core (:mod:`armlab.orchestrator.asktell`), the journal that stores
+Shared by the ask/tell core (:mod:`armlab.orchestrator.live.experiment`), the journal that stores
 the events, and the drivers (live runs, the HTTP service) that react to them.
 """
 
@@ -12,6 +12,7 @@ from typing import Literal
 
 from armlab.adapters.base import Trial
 from armlab.errors import ArmlabError
+from armlab.orchestrator.journal.schema import Event, EventKind
 
 __all__ = [
     "Event",
@@ -26,9 +27,6 @@ __all__ = [
     "TrialStatus",
     "UnknownTrial",
 ]
-
-EventKind = Literal["dispatch", "result", "failed", "abandoned", "late", "stopped", "retired"]
-
 
 class TrialStatus(str, enum.Enum):
     PENDING = "pending"
@@ -69,21 +67,6 @@ class RetireRefused(ArmlabError):
 
 class JournalMismatch(ArmlabError):
     """Replaying a journal did not reproduce its dispatches (policy or config changed)."""
-
-
-@dataclass(frozen=True)
-class Event:
-    """One change of an experiment, as journaled.  ``at`` is wall-clock time (Unix seconds);
-    ``bandit`` is the trial's bandit (0 in one-bandit experiments)."""
-
-    kind: EventKind
-    trial: int
-    arm: int
-    bandit: int = 0
-    reward: float | None = None
-    reason: str = ""
-    key: str | None = None
-    at: float = 0.0
 
 
 @dataclass
