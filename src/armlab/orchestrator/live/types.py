@@ -1,7 +1,8 @@
-"""The vocabulary of a live experiment: trial records, events, states, reports and errors.
+"""The vocabulary of a live experiment: trial records, states, reports and errors.
 
-Shared by the ask/tell core (:mod:`armlab.orchestrator.live.experiment`), the journal that stores
-the events, and the drivers (live runs, the HTTP service) that react to them.
+Shared by the ask/tell core (:mod:`armlab.orchestrator.live.experiment`) and the drivers (live
+runs, the HTTP service) that react to it.  Its changes are the journal's own records
+(:class:`~armlab.orchestrator.journal.schema.Event`, re-exported here).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from armlab.errors import ArmlabError
 from armlab.orchestrator.journal.schema import Event, EventKind
 
 __all__ = [
+    "Counters",
     "Event",
     "EventKind",
     "ExperimentState",
@@ -67,6 +69,21 @@ class RetireRefused(ArmlabError):
 
 class JournalMismatch(ArmlabError):
     """Replaying a journal did not reproduce its dispatches (policy or config changed)."""
+
+
+@dataclass
+class Counters:
+    """How many trials completed, failed or were abandoned, and how many late reports came
+    (for trials that had failed or were abandoned: ``closed`` counts each trial once)."""
+
+    completed: int = 0
+    failed: int = 0
+    abandoned: int = 0
+    late: int = 0
+
+    @property
+    def closed(self) -> int:
+        return self.completed + self.failed + self.abandoned
 
 
 @dataclass
