@@ -14,8 +14,8 @@ import pytest
 from armlab import events, run_experiment
 from armlab.config import validate_config
 from armlab.orchestrator.live.experiment import LiveExperiment
-from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.orchestrator.live.types import NoTrialAvailable
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.orchestrator.montecarlo.metrics import recommendation_errors
 from armlab.orchestrator.montecarlo.simulate import prepare_sources
 from armlab.plan import build_plan

@@ -10,8 +10,8 @@ import structlog
 from armlab.config import validate_config
 from armlab.errors import ConfigError
 from armlab.events import CheckpointReached, PolicyFinished
-from armlab.orchestrator.montecarlo.scale.collect import Collector
 from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
+from armlab.orchestrator.montecarlo.scale.collect import Collector
 from armlab.orchestrator.montecarlo.scale.tasks import Task, plan_tasks, split_replicas
 from armlab.plan import build_plan
 

@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from armlab.cli import cli
-from armlab.orchestrator.journal.store import Journal, JournalCorrupted, JournalError
 from armlab.orchestrator.journal.repair import salvage
-from armlab.orchestrator.live.types import Event
+from armlab.orchestrator.journal.store import Journal, JournalCorrupted, JournalError
 from armlab.orchestrator.live.session import LiveSession
+from armlab.orchestrator.live.types import Event
 from armlab.service.app import create_app
 
 CONFIG = textwrap.dedent("""

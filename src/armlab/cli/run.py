@@ -35,10 +35,10 @@ from armlab.config import ExperimentConfig
 from armlab.errors import ArmlabError
 from armlab.live_rules import has_live_source, refuse_ignored_live_fields
 from armlab.log import configure_logging
-from armlab.orchestrator.runner import run_experiment
+from armlab.memory_estimate import check_memory
 from armlab.orchestrator.montecarlo.scale.saved_tasks import RunInterrupted
 from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
-from armlab.memory_estimate import check_memory
+from armlab.orchestrator.runner import run_experiment
 from armlab.plan import build_plans, load_experiment
 from armlab.plots import remove_figures, save_figures
 

@@ -22,13 +22,13 @@ from armlab.errors import ConfigError
 from armlab.events import Listener
 from armlab.live_rules import has_live_source, refuse_ignored_live_fields
 from armlab.log import get_logger, log_event
-from armlab.orchestrator.montecarlo.comparisons import paired_comparisons
-from armlab.orchestrator.result import ExperimentResult
-from armlab.orchestrator.montecarlo.scale.saved_tasks import RunInterrupted, SavedTasks
 from armlab.orchestrator.live.session import LiveSession
+from armlab.orchestrator.montecarlo.comparisons import paired_comparisons
+from armlab.orchestrator.montecarlo.scale.saved_tasks import RunInterrupted, SavedTasks
 from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
-from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, merge_results
+from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
+from armlab.orchestrator.result import ExperimentResult
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 

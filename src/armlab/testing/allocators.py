@@ -17,8 +17,8 @@ import numpy as np
 from armlab.config import FeedbackConfig
 from armlab.multibandit import BanditProblem
 from armlab.orchestrator.live.experiment import LiveExperiment
-from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.orchestrator.live.types import NoTrialAvailable
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.interfaces import STOPPED, Allocator, Policy, RewardSource
 from armlab.plugins.policies.uniform import Uniform
 from armlab.plugins.sources.simulated import Bernoulli

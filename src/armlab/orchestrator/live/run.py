@@ -31,8 +31,8 @@ from armlab import events
 from armlab.adapters.base import DEFERRED, LiveSource, RewardRejected, Trial
 from armlab.errors import ConfigError, TrialFailed
 from armlab.log import get_logger
-from armlab.orchestrator.live.experiment import LiveExperiment
 from armlab.orchestrator.journal.group_commit import GroupCommit
+from armlab.orchestrator.live.experiment import LiveExperiment
 from armlab.orchestrator.live.types import ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
 from armlab.stats import ArmStats
 

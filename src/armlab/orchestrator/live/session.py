@@ -22,11 +22,11 @@ import anyio
 from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
-from armlab.orchestrator.live.experiment import LiveExperiment
 from armlab.orchestrator.journal.group_commit import GroupCommit
 from armlab.orchestrator.journal.store import Journal, JournalError
-from armlab.orchestrator.live.types import Event
+from armlab.orchestrator.live.experiment import LiveExperiment
 from armlab.orchestrator.live.run import LiveRun
+from armlab.orchestrator.live.types import Event
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 

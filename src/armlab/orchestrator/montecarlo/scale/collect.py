@@ -34,8 +34,8 @@ import structlog
 from armlab.events import CheckpointReached, ExperimentEvent, Listener, PolicyFinished
 from armlab.log import get_logger, log_event
 from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
-from armlab.orchestrator.montecarlo.simulate import ProgressCallback
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput
+from armlab.orchestrator.montecarlo.simulate import ProgressCallback
 from armlab.plan import ExperimentPlan
 from armlab.problem import Objective
 

@@ -20,9 +20,9 @@ from armlab.log import get_logger
 from armlab.orchestrator.montecarlo.scale.collect import Collector
 from armlab.orchestrator.montecarlo.scale.dask_cluster import DaskCluster
 from armlab.orchestrator.montecarlo.scale.processes import run_locally
-from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, merge_results, plan_tasks, remaining
+from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
 from armlab.plan import ExperimentPlan
 
 __all__ = ["ShardRunner"]
