@@ -100,3 +100,20 @@ def test_layers_import_only_downwards():
         if any(_in(target, b) for b in banned)
     ]
     assert wrong == []
+
+
+def test_the_architecture_page_shows_every_module_of_the_orchestrator():
+    """docs/architecture.md's tree of orchestrator/ names each module once, and only real ones."""
+    page = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    tree = page.split("## Where the code lives", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    shown, folders = set(), []
+    for line in tree.splitlines()[1:]:  # below "orchestrator/"
+        depth = (len(line) - len(line.lstrip())) // 2 - 1
+        entry = line.split()[0]
+        folders[depth:] = [entry] if entry.endswith("/") else []
+        if entry.endswith(".py"):
+            shown.add("".join(folders[:depth]) + entry)
+    root = SRC / "armlab" / "orchestrator"
+    real = {p.relative_to(root).as_posix() for p in root.rglob("*.py")}
+    real -= {p for p in real if p.endswith("/__init__.py")}
+    assert shown == real
