@@ -36,7 +36,7 @@ def child(trials: int, in_flight: int) -> dict[str, float]:
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.CRITICAL))
     from armlab.config import validate_config
-    from armlab.orchestrator.session import LiveSession
+    from armlab.orchestrator.live.session import LiveSession
     from armlab.plan import build_plan
     from armlab.plugins.manager import get_plugin_manager
     from armlab.plugins.registry import Registry

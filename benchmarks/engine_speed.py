@@ -39,8 +39,8 @@ import numpy as np
 
 from armlab.config import FeedbackConfig
 from armlab.errors import ConfigError
-from armlab.orchestrator.engine import Simulation
-from armlab.orchestrator.heap import reserve_heap_headroom
+from armlab.orchestrator.montecarlo.engine import Simulation
+from armlab.orchestrator.montecarlo.scale.heap import reserve_heap_headroom
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry

@@ -2,9 +2,9 @@
 
 Three layers, each with up to ``--in-flight`` trials pending (UCB1, 4 arms, rewards in [0, 1]):
 
-* the in-process ask/tell loop (:class:`armlab.orchestrator.asktell.LiveExperiment`): logging
+* the in-process ask/tell loop (:class:`armlab.orchestrator.live.experiment.LiveExperiment`): logging
   off, JSON logging on, JSON logging plus the SQLite journal (one fsync'ed commit per event);
-* the orchestrator's live path (:class:`armlab.orchestrator.live.LiveRun` over an async
+* the orchestrator's live path (:class:`armlab.orchestrator.live.run.LiveRun` over an async
   callback source that answers at once): JSON logging on, then plus the journal (group commit);
 * the HTTP service: `armlab serve` in a child process (journal and JSON log on), driven over
   loopback by ``--clients`` concurrent ask+tell workers; figure = ask+tell pairs per second.
@@ -36,7 +36,7 @@ import structlog
 
 from armlab.config import validate_config
 from armlab.log import configure_logging
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.plan import build_plan
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry

@@ -172,7 +172,7 @@ def measure(argv: list[str], drive) -> dict[str, float]:
 def in_process_rate(trials: int, in_flight: int) -> float:
     """The ask/tell core alone (no HTTP, no journal): trials per second."""
     from armlab.config import validate_config
-    from armlab.orchestrator.session import LiveSession
+    from armlab.orchestrator.live.session import LiveSession
     from armlab.plan import build_plan
     from armlab.plugins.registry import default_registry
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from armlab import run_experiment
 from armlab.log import configure_logging
-from armlab.orchestrator.heap import reserve_heap_headroom
-from armlab.orchestrator.shards import ShardRunner
+from armlab.orchestrator.montecarlo.scale.heap import reserve_heap_headroom
+from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "thresholding"

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from armlab.config import FeedbackConfig
-from armlab.orchestrator.engine import Simulation
-from armlab.orchestrator.heap import reserve_heap_headroom
+from armlab.orchestrator.montecarlo.engine import Simulation
+from armlab.orchestrator.montecarlo.scale.heap import reserve_heap_headroom
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.policies.ucb1 import UCB1
 from armlab.plugins.sources.simulated import Gaussian

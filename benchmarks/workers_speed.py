@@ -24,8 +24,8 @@ from pathlib import Path
 
 from armlab import run_experiment
 from armlab.config import ExperimentConfig, validate_config
-from armlab.orchestrator.heap import apply_heap_setting
-from armlab.orchestrator.shards import ShardRunner
+from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
+from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
 
 RESULTS = Path(__file__).resolve().parent / "results" / "workers_speed.json"
 POLICIES = ["ucb1", "ucbv", "moss", "klucb", "thompson", "eucbv"]

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from armlab.config import ExperimentConfig, validate_config
-from armlab.orchestrator.engine import Simulation
-from armlab.orchestrator.metrics import mean_and_stderr
-from armlab.orchestrator.simulate import make_observers, prepare_sources
+from armlab.orchestrator.montecarlo.engine import Simulation
+from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
+from armlab.orchestrator.montecarlo.simulate import make_observers, prepare_sources
 from armlab.plan import build_plan
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry

@@ -115,7 +115,7 @@ def run_check(config) -> dict[str, Any]:
 
 def record(config_file: Path, replicas: int | None, workers: int) -> dict[str, Any]:
     import armlab
-    from armlab.orchestrator.shards import ShardRunner
+    from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
 
     config = load(config_file)
     scale = ShardRunner(workers) if workers > 1 else None

@@ -31,7 +31,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from armlab.config import FeedbackConfig
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.gcp.arm_rules import BayesTopM
 from armlab.plugins.gcp.confidence_observer import ConfidenceObserver

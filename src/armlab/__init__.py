@@ -8,8 +8,8 @@ from armlab._version import __version__
 from armlab.adapters.base import LiveSource, Trial
 from armlab.config import ExperimentConfig, load_config
 from armlab.errors import ArmlabError, ConfigError, PluginError, TrialFailed, UnknownPluginError
+from armlab.orchestrator.live.session import LiveSession
 from armlab.orchestrator.runner import ExperimentResult, run_experiment, run_experiment_async
-from armlab.orchestrator.session import LiveSession
 from armlab.plugins import hookimpl
 from armlab.plugins.interfaces import STOPPED, Allocator, PluginParams, Policy, ResultSink, RewardSource
 from armlab.plugins.scalar import ReplicaView, ScalarPolicy

@@ -28,7 +28,7 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from armlab.orchestrator.engine import StepObserver
+    from armlab.orchestrator.montecarlo.engine import StepObserver
     from armlab.plan import ExperimentPlan
     from armlab.plugins.interfaces import Allocator, Policy, ResultSink, RewardSource
     from armlab.plugins.scalar import ScalarPolicy

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.interfaces import STOPPED, Policy, RewardSource
 from armlab.plugins.sources.simulated import Gaussian
 from armlab.stats import ArmStats

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from armlab import run_experiment
 from armlab.cli import cli
 from armlab.config import ExperimentConfig, load_config
-from armlab.orchestrator.journal import Journal
-from armlab.orchestrator.portable import rebuild, recipe
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.journal.store import Journal
+from armlab.orchestrator.live.session import LiveSession
+from armlab.orchestrator.montecarlo.scale.portable import rebuild, recipe
 from armlab.plan import build_plan
 
 ARMLAB = Path(sys.executable).parent / "armlab"

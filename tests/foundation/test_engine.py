@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from armlab.config import FeedbackConfig
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.interfaces import STOPPED, Policy
 from armlab.plugins.policies.thompson import Thompson

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from armlab.cli import cli
-from armlab.orchestrator import heap
+from armlab.orchestrator.montecarlo.scale import heap
 from armlab.plugins.policies.ucb1 import UCB1
 from armlab.problem import Objective
 from armlab.testing import run_policy

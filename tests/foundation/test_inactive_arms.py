@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from armlab.errors import ArmlabError
-from armlab.orchestrator.asktell import LiveExperiment
+from armlab.orchestrator.live.experiment import LiveExperiment
 from armlab.problem import Objective, Problem, Truth
 
 MEANS = np.array([[0.2, 0.9, 0.5, 0.4]])  # arm 1, the one made inactive, is the best by far

@@ -12,8 +12,8 @@ from structlog.testing import capture_logs
 
 from armlab import ConfigError, LiveSource, TrialFailed, events, hookimpl, run_experiment
 from armlab.config import validate_config
-from armlab.orchestrator.asktell import LiveExperiment
-from armlab.orchestrator.live import LiveRun
+from armlab.orchestrator.live.experiment import LiveExperiment
+from armlab.orchestrator.live.run import LiveRun
 from armlab.plugins.interfaces import PluginParams
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.policies.ucb1 import UCB1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from armlab.orchestrator.metrics import mean_and_stderr, recommendation_errors
+from armlab.orchestrator.montecarlo.metrics import mean_and_stderr, recommendation_errors
 from armlab.problem import Objective, Problem, Truth
 
 MEANS = np.array([[0.9, 0.8, 0.5, 0.45, 0.1]])

@@ -13,11 +13,11 @@ import pytest
 
 from armlab import events, run_experiment
 from armlab.config import validate_config
-from armlab.orchestrator.asktell import LiveExperiment
-from armlab.orchestrator.engine import Simulation
-from armlab.orchestrator.live_types import NoTrialAvailable
-from armlab.orchestrator.metrics import recommendation_errors
-from armlab.orchestrator.simulate import prepare_sources
+from armlab.orchestrator.live.experiment import LiveExperiment
+from armlab.orchestrator.live.types import NoTrialAvailable
+from armlab.orchestrator.montecarlo.engine import Simulation
+from armlab.orchestrator.montecarlo.metrics import recommendation_errors
+from armlab.orchestrator.montecarlo.simulate import prepare_sources
 from armlab.plan import build_plan
 
 ONE = np.zeros(1, dtype=np.int64)

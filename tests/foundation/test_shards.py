@@ -14,7 +14,7 @@ from armlab import run_experiment
 from armlab.cli import cli
 from armlab.config import validate_config
 from armlab.errors import ConfigError
-from armlab.orchestrator.shards import ShardRunner
+from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
 
 EXPERIMENT = {
     "name": "shards", "seed": 9, "replicas": 23, "checkpoints": [60, 120],

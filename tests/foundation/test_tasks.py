@@ -10,9 +10,9 @@ import structlog
 from armlab.config import validate_config
 from armlab.errors import ConfigError
 from armlab.events import CheckpointReached, PolicyFinished
-from armlab.orchestrator.collect import Collector
-from armlab.orchestrator.metrics import mean_and_stderr
-from armlab.orchestrator.tasks import Task, plan_tasks, split_replicas
+from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
+from armlab.orchestrator.montecarlo.scale.collect import Collector
+from armlab.orchestrator.montecarlo.scale.tasks import Task, plan_tasks, split_replicas
 from armlab.plan import build_plan
 
 EXPERIMENT = {

@@ -14,8 +14,8 @@ import structlog
 from armlab import Policy, hookimpl, run_experiment, run_experiment_async
 from armlab.config import validate_config
 from armlab.errors import ArmlabError, PluginError
-from armlab.orchestrator.processes import WorkerTraceback
-from armlab.orchestrator.shards import ShardRunner
+from armlab.orchestrator.montecarlo.scale.processes import WorkerTraceback
+from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry, default_registry
 

@@ -8,7 +8,7 @@ from scipy.special import ndtr
 
 from armlab import run_experiment
 from armlab.config import FeedbackConfig, validate_config
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.gcp.arm_rules import PACTopM
 from armlab.plugins.gcp.confidence import completion_time, confidence_lower_bound

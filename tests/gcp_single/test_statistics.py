@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from armlab.config import FeedbackConfig
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.gcp.arm_rules import BayesTopM, PACTopM
 from armlab.plugins.gcp.confidence_observer import ConfidenceObserver

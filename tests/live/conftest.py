@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from armlab.config import ExperimentConfig, validate_config
-from armlab.orchestrator.asktell import LiveExperiment
+from armlab.orchestrator.live.experiment import LiveExperiment
 from armlab.plugins.policies.ucb1 import UCB1
 from armlab.problem import Objective, Problem
 

@@ -20,11 +20,11 @@ from armlab.adapters.callback import Callback
 from armlab.adapters.command import Command
 from armlab.adapters.webhook import Webhook
 from armlab.errors import ConfigError, TrialFailed
-from armlab.orchestrator.live import LiveRun
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.run import LiveRun
+from armlab.orchestrator.live.session import LiveSession
 from armlab.plan import build_plan
-from armlab.plugins.policies.uniform import Uniform
 from armlab.plugins.policies.ucb1 import UCB1
+from armlab.plugins.policies.uniform import Uniform
 
 TRIAL = Trial(id=7, arm=1, pull=3)
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from armlab import events
 from armlab.adapters.base import RewardRejected
-from armlab.orchestrator.asktell import LiveExperiment
-from armlab.orchestrator.live_types import (
+from armlab.orchestrator.live.experiment import LiveExperiment
+from armlab.orchestrator.live.types import (
     ExperimentState,
     JournalMismatch,
     NoTrialAvailable,

@@ -30,7 +30,7 @@ from armlab.client import (
 )
 from armlab.errors import ConfigError
 from armlab.events import ArmRetired, TrialAbandoned, TrialDispatched, TrialObserved
-from armlab.orchestrator.journal import Journal
+from armlab.orchestrator.journal.store import Journal
 from armlab.service.models import ReportOut, StatusOut, TrialOut
 
 TOKEN = "p" * 32  # the token of ServedExperiment (conftest)

@@ -14,7 +14,7 @@ import textwrap
 import httpx
 import pytest
 
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
 
 try:

@@ -11,7 +11,7 @@ import pytest
 
 from armlab import run_experiment
 from armlab.config import load_config
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]

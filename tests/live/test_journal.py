@@ -12,9 +12,9 @@ import textwrap
 import anyio
 import pytest
 
-from armlab.orchestrator.group_commit import GroupCommit
-from armlab.orchestrator.journal import FORMAT_VERSION, Journal, JournalError
-from armlab.orchestrator.live_types import Event
+from armlab.orchestrator.journal.group_commit import GroupCommit
+from armlab.orchestrator.journal.store import FORMAT_VERSION, Journal, JournalError
+from armlab.orchestrator.live.types import Event
 
 
 def test_create_open_and_read_back(tmp_path):
@@ -115,8 +115,8 @@ def test_a_journal_in_use_is_locked_for_other_processes(tmp_path):
 
 _WRITER = textwrap.dedent("""
     import sys
-    from armlab.orchestrator.journal import Journal
-    from armlab.orchestrator.live_types import Event
+    from armlab.orchestrator.journal.store import Journal
+    from armlab.orchestrator.live.types import Event
     journal = Journal.create(sys.argv[1], {})
     for i in range(100000):
         journal.append(Event("dispatch", i, i % 3, at=float(i)))

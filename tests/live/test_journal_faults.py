@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from armlab.cli import cli
-from armlab.orchestrator.journal import Journal, JournalCorrupted, JournalError
-from armlab.orchestrator.journal_repair import salvage
-from armlab.orchestrator.live_types import Event
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.journal.repair import salvage
+from armlab.orchestrator.journal.store import Journal, JournalCorrupted, JournalError
+from armlab.orchestrator.live.session import LiveSession
+from armlab.orchestrator.live.types import Event
 from armlab.service.app import create_app
 
 CONFIG = textwrap.dedent("""
@@ -83,8 +83,8 @@ def test_a_copy_of_the_main_file_alone_is_refused(tmp_path):
     path = tmp_path / "j.sqlite"
     script = textwrap.dedent(f"""
         import os
-        from armlab.orchestrator.journal import Journal
-        from armlab.orchestrator.live_types import Event
+        from armlab.orchestrator.journal.store import Journal
+        from armlab.orchestrator.live.types import Event
         journal = Journal.create({str(path)!r}, {{}})
         journal.append_many([Event("dispatch", t, 0, at=0.0) for t in range(30)])
         os._exit(0)  # a crash: no clean close
@@ -104,8 +104,8 @@ def _crash_after_batches(path, batches: int) -> None:
     """Write ``batches`` commits of 5 events to a new journal, then die without closing it."""
     script = textwrap.dedent(f"""
         import os
-        from armlab.orchestrator.journal import Journal
-        from armlab.orchestrator.live_types import Event
+        from armlab.orchestrator.journal.store import Journal
+        from armlab.orchestrator.live.types import Event
         journal = Journal.create({str(path)!r}, {{}})
         for b in range({batches}):
             journal.append_many([Event("dispatch", 5 * b + t, 0, at=0.0) for t in range(5)])

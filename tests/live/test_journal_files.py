@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import armlab.orchestrator.journal as journal_module
+import armlab.orchestrator.journal.store as journal_module
 from armlab.cli import cli
-from armlab.orchestrator.journal import Journal, JournalError
-from armlab.orchestrator.live_types import Event
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.journal.store import Journal, JournalError
+from armlab.orchestrator.live.types import Event
+from armlab.orchestrator.live.session import LiveSession
 
 VICTIM_TEXT = b"a file the journal's owner may write, which must never change\n" * 4
 

@@ -23,12 +23,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from armlab.cli import cli
-from armlab.orchestrator.journal import Journal
-from armlab.orchestrator.journal_integrity import genesis
-from armlab.orchestrator.journal_repair import salvage
-from armlab.orchestrator.journal_values import as_stored
-from armlab.orchestrator.live_types import Event
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.journal.store import Journal
+from armlab.orchestrator.journal.integrity import genesis
+from armlab.orchestrator.journal.repair import salvage
+from armlab.orchestrator.journal.values import as_stored
+from armlab.orchestrator.live.types import Event
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
 
 KINDS = ("dispatch", "result", "failed", "abandoned", "late", "stopped", "retired")

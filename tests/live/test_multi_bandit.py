@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from armlab.orchestrator.journal import Journal
+from armlab.orchestrator.journal.store import Journal
 
 ANSWERS = textwrap.dedent("""
     import hashlib, os, time

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from armlab.config import load_config
-from armlab.orchestrator.journal import Journal
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.journal.store import Journal
+from armlab.orchestrator.live.session import LiveSession
 from armlab.plan import build_plan
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from armlab.cli import cli
 from armlab.errors import ConfigError
-from armlab.orchestrator.journal import JournalError
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.journal.store import JournalError
+from armlab.orchestrator.live.session import LiveSession
 
 ANSWERS = textwrap.dedent("""
     import hashlib

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from armlab import run_experiment
 from armlab.cli import cli
 from armlab.errors import ConfigError
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart.toml"
 ANSWERS = textwrap.dedent("""

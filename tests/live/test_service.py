@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from armlab.cli import cli
 from armlab.errors import ConfigError
 from armlab.events import TrialDispatched, TrialObserved
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
 from armlab.service.auth import is_loopback, resolve_token
 from armlab.service.events import EventHub

@@ -13,7 +13,7 @@ from structlog.testing import capture_logs
 
 from armlab import run_experiment
 from armlab.errors import ConfigError
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
 from armlab.service.auth import resolve_token
 

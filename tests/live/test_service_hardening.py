@@ -20,7 +20,7 @@ from armlab.client import _protocol as protocol
 from armlab.client.errors import RewardRejectedError
 from armlab.events import TrialDispatched
 from armlab.log import configure_logging, log_event
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service import events as events_module
 from armlab.service.app import create_app
 from armlab.service.connections import uvicorn_options

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from armlab.orchestrator.engine import Simulation
-from armlab.orchestrator.simulate import prepare_sources
+from armlab.orchestrator.montecarlo.engine import Simulation
+from armlab.orchestrator.montecarlo.simulate import prepare_sources
 from armlab.plan import build_plan
 from armlab.plugins.gcp.allocators import GCPBayes
 from armlab.plugins.gcp.joint_ucb import GabUCB

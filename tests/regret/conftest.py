@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.interfaces import Policy, RewardSource
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom

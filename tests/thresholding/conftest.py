@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.interfaces import Policy
 from armlab.plugins.sources.simulated import Gaussian
 from armlab.problem import Objective, Problem

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from armlab import ConfigError, run_experiment
-from armlab.orchestrator.saved_tasks import RunInterrupted
-from armlab.orchestrator.shards import ShardRunner
+from armlab.orchestrator.montecarlo.scale.saved_tasks import RunInterrupted
+from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
 
 CONFIG = """\
 name = "resume"

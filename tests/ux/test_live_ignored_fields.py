@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from armlab import ConfigError, run_experiment
 from armlab.cli import cli
 from armlab.config import load_config
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 
 LIVE = """\
 name = "live-fields"

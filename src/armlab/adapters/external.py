@@ -13,7 +13,7 @@ class External(ArmsSource):
     """Arms whose trials are handed out by ``ask`` and reported by ``tell``.
 
     Use it with ``armlab serve`` (clients call ``/ask`` and ``/tell`` over HTTP) or with
-    :class:`~armlab.orchestrator.asktell.LiveExperiment` in Python.  armlab never runs these
+    :class:`~armlab.orchestrator.live.experiment.LiveExperiment` in Python.  armlab never runs these
     trials itself, so ``armlab run`` refuses this source.  Rewards outside
     ``[reward_min, reward_max]`` are rejected at ``tell``.  Pending trials (asked, not yet
     told) are visible to the policy as delayed feedback, bounded by ``[feedback] in_flight``;

@@ -13,7 +13,7 @@ from armlab.cli.compare import compare_command, report_command
 from armlab.cli.plugins import plugins_command
 from armlab.cli.run import run_command
 from armlab.cli.validate import validate_command
-from armlab.orchestrator.heap import apply_heap_setting
+from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
 from armlab.plugins.registry import Registry, default_registry
 
 __all__ = ["cli", "main"]

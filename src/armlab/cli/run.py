@@ -5,7 +5,7 @@ otherwise stderr carries JSON-lines logs only: a simulated run's estimated time 
 probe, :mod:`armlab.cli.time_estimate`), then its progress every 5 s
 (:mod:`armlab.cli.progress_log`).  ``--plot`` draws the figures at the end;
 ``--workers``/``--shard-size``/``--executor``/``--scheduler`` spread a simulated run's tasks
-over worker processes or a Dask cluster (:mod:`armlab.orchestrator.shards`; same numbers,
+over worker processes or a Dask cluster (:mod:`armlab.orchestrator.montecarlo.scale.shards`; same numbers,
 progress as tasks advance); ``--journal`` makes a live run durable and resumable.
 """
 
@@ -41,10 +41,10 @@ from armlab.config import ExperimentConfig
 from armlab.errors import ArmlabError
 from armlab.live_rules import has_live_source, refuse_ignored_live_fields
 from armlab.log import configure_logging, get_logger
-from armlab.orchestrator.runner import run_experiment
-from armlab.orchestrator.saved_tasks import RunInterrupted
-from armlab.orchestrator.shards import ShardRunner
 from armlab.memory_estimate import check_memory
+from armlab.orchestrator.montecarlo.scale.saved_tasks import RunInterrupted
+from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
+from armlab.orchestrator.runner import run_experiment
 from armlab.plan import ExperimentPlan, build_plans, load_experiment
 from armlab.plots import remove_figures, save_figures
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import structlog.testing
 
-from armlab.orchestrator.simulate import simulate
+from armlab.orchestrator.montecarlo.simulate import simulate
 from armlab.plan import ExperimentPlan
 
 __all__ = ["PROBE_REPLICAS", "PROBE_SECONDS", "estimate_seconds", "format_duration"]
@@ -35,7 +35,7 @@ class _Probed(Exception):
 
 
 class _Stopwatch:
-    """The probe's :class:`~armlab.orchestrator.simulate.BlockReporter`: records the trials
+    """The probe's :class:`~armlab.orchestrator.montecarlo.simulate.BlockReporter`: records the trials
     dispatched and the time taken, and stops the policy once ``seconds`` have passed."""
 
     def __init__(self, seconds: float) -> None:

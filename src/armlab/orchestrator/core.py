@@ -10,9 +10,9 @@ replica has passed.  It knows nothing of where rewards come from or when they ar
   a trial (started; result arrived; started and observed at once; ended without a result);
 * :meth:`due_checkpoints` says which checkpoints the replicas have just passed.
 
-The Monte Carlo engine (:class:`~armlab.orchestrator.engine.Simulation`) drives it with
+The Monte Carlo engine (:class:`~armlab.orchestrator.montecarlo.engine.Simulation`) drives it with
 vectors of replicas, simulated rewards and a delay model; the live ask/tell state machine
-(:class:`~armlab.orchestrator.asktell.LiveExperiment`) drives it with one replica whose results
+(:class:`~armlab.orchestrator.live.experiment.LiveExperiment`) drives it with one replica whose results
 come from the outside world.  So allocators, multi-bandit experiments, stopping rules and
 checkpoints behave the same in both.
 

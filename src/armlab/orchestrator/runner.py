@@ -22,13 +22,13 @@ from armlab.errors import ConfigError
 from armlab.events import Listener
 from armlab.live_rules import has_live_source, refuse_ignored_live_fields
 from armlab.log import get_logger, log_event
-from armlab.orchestrator.comparisons import paired_comparisons
+from armlab.orchestrator.live.session import LiveSession
+from armlab.orchestrator.montecarlo.comparisons import paired_comparisons
+from armlab.orchestrator.montecarlo.scale.saved_tasks import RunInterrupted, SavedTasks
+from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
+from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, merge_results
+from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
 from armlab.orchestrator.result import ExperimentResult
-from armlab.orchestrator.saved_tasks import RunInterrupted, SavedTasks
-from armlab.orchestrator.session import LiveSession
-from armlab.orchestrator.shards import ShardRunner
-from armlab.orchestrator.simulate import PolicyResult, ProgressCallback
-from armlab.orchestrator.tasks import Task, TaskOutput, merge_results
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 from armlab.provenance import git_commit
@@ -299,7 +299,7 @@ def run_experiment(
     over all runs of the experiment).  A config with a ``[sweep]`` runs once per value; its
     summary holds, per policy, the final metric of each run (and the runs themselves under
     ``"runs"``).  A simulated experiment runs in the calling thread, without an event loop;
-    ``scale`` (a :class:`~armlab.orchestrator.shards.ShardRunner`) spreads it over worker
+    ``scale`` (a :class:`~armlab.orchestrator.montecarlo.scale.shards.ShardRunner`) spreads it over worker
     processes or Dask, and the numbers do not change.  A live experiment with ``journal``
     (a SQLite file) records every event before acknowledging it and, if the journal exists,
     replays it and continues the run.  ``listeners`` receive the experiment's typed events

@@ -39,15 +39,15 @@ from starlette.types import Scope
 from armlab._version import __version__
 from armlab.adapters.base import RewardRejected
 from armlab.log import get_logger
-from armlab.orchestrator.journal import JournalError
-from armlab.orchestrator.live_types import (
+from armlab.orchestrator.journal.store import JournalError
+from armlab.orchestrator.live.types import (
     ExperimentState,
     NoTrialAvailable,
     ReportConflict,
     RetireRefused,
     UnknownTrial,
 )
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service.service import Service, trial_out
 from armlab.service.body_limit import BodyLimit
 from armlab.service.host_check import LoopbackHostOnly

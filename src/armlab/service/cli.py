@@ -16,7 +16,7 @@ from armlab.cli.app import App
 from armlab.cli.errors import UserError, user_errors
 from armlab.extras import require
 from armlab.log import configure_logging, log_event
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service.auth import TOKEN_ENV, is_loopback
 from armlab.service.connections import DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT, uvicorn_options
 from armlab.service.events import DEFAULT_MAX_SUBSCRIBERS

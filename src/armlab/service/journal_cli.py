@@ -10,8 +10,8 @@ from __future__ import annotations
 import click
 
 from armlab.cli.errors import user_errors
-from armlab.orchestrator.journal import Journal
-from armlab.orchestrator.journal_repair import salvage
+from armlab.orchestrator.journal.repair import salvage
+from armlab.orchestrator.journal.store import Journal
 
 __all__ = ["journal_group"]
 

@@ -16,10 +16,10 @@ import anyio
 from armlab.adapters.base import RewardRejected
 from armlab.events import ExperimentEvent
 from armlab.log import get_logger
-from armlab.orchestrator.group_commit import GroupCommit
-from armlab.orchestrator.journal import JournalError
-from armlab.orchestrator.live import LiveRun, TrialOutcome
-from armlab.orchestrator.live_types import (
+from armlab.orchestrator.journal.group_commit import GroupCommit
+from armlab.orchestrator.journal.store import JournalError
+from armlab.orchestrator.live.run import LiveRun, TrialOutcome
+from armlab.orchestrator.live.types import (
     ExperimentState,
     NoTrialAvailable,
     ReportConflict,
@@ -27,7 +27,7 @@ from armlab.orchestrator.live_types import (
     TrialRecord,
     UnknownTrial,
 )
-from armlab.orchestrator.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession
 from armlab.service.events import EventHub
 from armlab.service.models import ItemReportOut, TrialOut
 
@@ -42,7 +42,7 @@ class Service:
     Every change of the experiment first awaits :meth:`turn` (no change while a journal
     batch is being written), every answer and every status awaits :meth:`durable`, and a
     failed journal write stops the service through ``on_fatal`` (see
-    :mod:`armlab.orchestrator.group_commit`).
+    :mod:`armlab.orchestrator.journal.group_commit`).
     """
 
     def __init__(

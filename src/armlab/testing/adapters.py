@@ -1,7 +1,7 @@
 """The conformance check of live adapters (:class:`~armlab.adapters.LiveSource` plugins).
 
 A live source connects armlab to a real trial pipeline.  The live driver
-(:class:`~armlab.orchestrator.live.LiveRun`) enters it as an async context manager, calls
+(:class:`~armlab.orchestrator.live.run.LiveRun`) enters it as an async context manager, calls
 ``pull(trial)`` for each trial, bounds each call by a timeout, and treats a reward, the
 ``DEFERRED`` marker and :class:`~armlab.errors.TrialFailed` as the only outcomes: anything
 else a pull raises ends the run.  :func:`check_adapter` checks a source against that
@@ -18,8 +18,8 @@ import anyio.lowlevel
 
 from armlab.adapters.base import DEFERRED, LiveSource, Trial
 from armlab.errors import TrialFailed
-from armlab.orchestrator.asktell import LiveExperiment
-from armlab.orchestrator.live import LiveRun
+from armlab.orchestrator.live.experiment import LiveExperiment
+from armlab.orchestrator.live.run import LiveRun
 from armlab.plugins.interfaces import Policy
 from armlab.plugins.policies.uniform import Uniform
 from armlab.problem import Objective, Problem
@@ -48,7 +48,7 @@ def check_adapter(
     (only when ``defers_rewards`` says so) or raises :class:`~armlab.errors.TrialFailed`,
     and at least one pull answers a number; a pull cancelled while it runs (as a timeout
     cancels it) lets the cancellation through and leaves the source usable; and a
-    :class:`~armlab.orchestrator.live.LiveRun` of ``budget`` trials (``policy()``, default
+    :class:`~armlab.orchestrator.live.run.LiveRun` of ``budget`` trials (``policy()``, default
     ``uniform``; each trial bounded by ``timeout`` seconds) ends with every trial closed.
     A source that does not run trials itself (``runs_trials = False``: its trials go out
     through ask/tell) gets the first three checks only, and one that defers rewards

@@ -2,8 +2,8 @@
 
 An allocator decides, when several bandits share one budget, which bandit each replica
 pulls next (and, for joint rules, which arm).  Both engines call it through the same core:
-the Monte Carlo :class:`~armlab.orchestrator.engine.Simulation` for R replicas at once, the
-live ask/tell :class:`~armlab.orchestrator.asktell.LiveExperiment` for one.  :func:`check_allocator`
+the Monte Carlo :class:`~armlab.orchestrator.montecarlo.engine.Simulation` for R replicas at once, the
+live ask/tell :class:`~armlab.orchestrator.live.experiment.LiveExperiment` for one.  :func:`check_allocator`
 runs it in both on small Bernoulli bandits and checks every answer it gives.
 """
 
@@ -16,9 +16,9 @@ import numpy as np
 
 from armlab.config import FeedbackConfig
 from armlab.multibandit import BanditProblem
-from armlab.orchestrator.asktell import LiveExperiment
-from armlab.orchestrator.engine import Simulation
-from armlab.orchestrator.live_types import NoTrialAvailable
+from armlab.orchestrator.live.experiment import LiveExperiment
+from armlab.orchestrator.live.types import NoTrialAvailable
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.interfaces import STOPPED, Allocator, Policy, RewardSource
 from armlab.plugins.policies.uniform import Uniform
 from armlab.plugins.sources.simulated import Bernoulli

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from armlab.config import validate_config
-from armlab.orchestrator.engine import Simulation
-from armlab.orchestrator.simulate import prepare_sources
+from armlab.orchestrator.montecarlo.engine import Simulation
+from armlab.orchestrator.montecarlo.simulate import prepare_sources
 from armlab.plugins._fast import reference_paths
 from armlab.plan import build_plan
 from armlab.plugins.registry import Registry, default_registry

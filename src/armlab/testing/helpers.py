@@ -6,7 +6,7 @@ Two ways to test a policy beside its conformance check:
   describes the bandit, :func:`start_policy` resets the policy and returns empty
   statistics, and :func:`pull_once` selects, dispatches and observes one trial of replica 0;
 * **in the Monte Carlo engine**, on a simulated source: :func:`simulate_policy` runs a
-  policy to the end and returns the finished :class:`~armlab.orchestrator.engine.Simulation`
+  policy to the end and returns the finished :class:`~armlab.orchestrator.montecarlo.engine.Simulation`
   (counts, means, error or regret per checkpoint, stopping times).
 
 armlab's own test suites use them, and so can a plugin's.
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from armlab.config import FeedbackConfig
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.interfaces import STOPPED, Policy, RewardSource
 from armlab.problem import Objective, Problem, Truth

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from armlab.orchestrator.engine import Simulation
+from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.interfaces import STOPPED, Policy, RewardSource
 from armlab.plugins.scalar import ScalarPolicy, vectorize
 from armlab.plugins.sources.simulated import Bernoulli, Gaussian

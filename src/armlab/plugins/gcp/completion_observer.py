@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from armlab.multibandit import target_arms, target_is_best
-from armlab.orchestrator.metrics import mean_and_stderr
+from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
 from armlab.plugins.gcp.confidence import CompletionClock
 from armlab.plugins.gcp.tracking import ConfidenceTracker
 
 if TYPE_CHECKING:
-    from armlab.orchestrator.engine import Simulation
+    from armlab.orchestrator.montecarlo.engine import Simulation
 
 __all__ = ["BanditCompletionObserver"]
 

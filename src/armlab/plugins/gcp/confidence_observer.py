@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from armlab.orchestrator.metrics import mean_and_stderr
+from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
 from armlab.plugins.gcp.confidence import (
     CompletionClock,
     beta_posterior,
@@ -51,7 +51,7 @@ from armlab.problem import Objective, Problem
 from armlab.stats import ArmStats
 
 if TYPE_CHECKING:
-    from armlab.orchestrator.engine import Simulation
+    from armlab.orchestrator.montecarlo.engine import Simulation
 
 __all__ = ["ConfidenceObserver", "confidence_of"]
 

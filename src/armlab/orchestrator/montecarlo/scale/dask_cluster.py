@@ -3,7 +3,7 @@
 Without a scheduler address a local cluster of ``workers`` processes (one thread each) is
 started for the run; with one, this process connects to that scheduler and gives up after
 ``connect_timeout`` seconds with a message that says so.  Tasks travel as plan recipes
-(:mod:`armlab.orchestrator.portable`), so every Dask worker needs armlab and the plugins
+(:mod:`armlab.orchestrator.montecarlo.scale.portable`), so every Dask worker needs armlab and the plugins
 the experiment uses installed.  A task's reports are recorded where it runs and handed to
 the collector when it completes, and so are its log events (never printed on the worker's
 stdout): progress advances task by task, and the numbers are those of a run in one process.
@@ -17,9 +17,9 @@ from typing import Any
 
 from armlab.errors import ConfigError
 from armlab.extras import require
-from armlab.orchestrator.collect import Collector, Message, Relay, replay_log, worker_logs
-from armlab.orchestrator.portable import PlanRecipe, rebuild, recipe
-from armlab.orchestrator.tasks import Task, TaskOutput, run_task
+from armlab.orchestrator.montecarlo.scale.collect import Collector, Message, Relay, replay_log, worker_logs
+from armlab.orchestrator.montecarlo.scale.portable import PlanRecipe, rebuild, recipe
+from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, run_task
 from armlab.plan import ExperimentPlan
 
 __all__ = ["DaskCluster"]

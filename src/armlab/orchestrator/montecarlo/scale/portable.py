@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from armlab.config import ExperimentConfig
 from armlab.errors import PluginError, UnknownPluginError
-from armlab.orchestrator.simulate import make_observers
+from armlab.orchestrator.montecarlo.simulate import make_observers
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 

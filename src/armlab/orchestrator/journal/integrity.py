@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from armlab.errors import ArmlabError
-from armlab.orchestrator.live_types import Event
+from armlab.orchestrator.journal.schema import Event
 
 __all__ = [
     "JournalCorrupted", "JournalError", "TailMarker", "genesis", "link", "links_of_a_signed_zero",
@@ -46,7 +46,7 @@ class JournalCorrupted(JournalError):
 def link(previous: str, seq: int, event: Event) -> str:
     """The chain value of event number ``seq`` after ``previous`` (floats written exactly).
 
-    ``event`` must hold its values as the journal stores them (:func:`.journal_values.as_stored`).
+    ``event`` must hold its values as the journal stores them (:func:`.values.as_stored`).
     """
     return _link(previous, seq, event, event.reward, event.at)
 

@@ -1,10 +1,10 @@
 """Run the policies of a simulated experiment on a block of replicas, one after the other.
 
 This is the synchronous core of every Monte Carlo run: the runner calls it in this process,
-worker processes and Dask workers call it for their tasks (:mod:`armlab.orchestrator.tasks`).
+worker processes and Dask workers call it for their tasks (:mod:`armlab.orchestrator.montecarlo.scale.tasks`).
 It logs nothing itself: what a block reaches (progress, checkpoints, a policy's end) goes
 to a :class:`BlockReporter`, and the collector of the run
-(:class:`~armlab.orchestrator.collect.Collector`) turns the reports of all blocks into
+(:class:`~armlab.orchestrator.montecarlo.scale.collect.Collector`) turns the reports of all blocks into
 progress calls and log lines.
 """
 
@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from armlab.orchestrator.engine import Simulation, StepObserver
-from armlab.orchestrator.metrics import mean_and_stderr
+from armlab.orchestrator.montecarlo.engine import Simulation, StepObserver
+from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
 from armlab.plan import ExperimentPlan, PolicySpec
 from armlab.plugins.interfaces import RewardSource
 from armlab.problem import Objective, Problem

@@ -1,12 +1,12 @@
 """Scale-out: run a Monte Carlo run's tasks here, on worker processes or on Dask, and merge.
 
-:class:`ShardRunner` splits the runs into tasks (:mod:`armlab.orchestrator.tasks`: by
+:class:`ShardRunner` splits the runs into tasks (:mod:`armlab.orchestrator.montecarlo.scale.tasks`: by
 policy and sweep value first, blocks of replicas only when that leaves workers idle), runs
-them in this process and worker processes (:mod:`armlab.orchestrator.processes`) or on a
-Dask cluster (:mod:`armlab.orchestrator.dask_cluster`), feeds their reports to a
-:class:`~armlab.orchestrator.collect.Collector` (progress and log lines while it runs) and
+them in this process and worker processes (:mod:`armlab.orchestrator.montecarlo.scale.processes`) or on a
+Dask cluster (:mod:`armlab.orchestrator.montecarlo.scale.dask_cluster`), feeds their reports to a
+:class:`~armlab.orchestrator.montecarlo.scale.collect.Collector` (progress and log lines while it runs) and
 merges their outputs.  The summary is bit-identical for any split, worker count or executor,
-and when part of the tasks come from an interrupted run (:mod:`armlab.orchestrator.saved_tasks`).
+and when part of the tasks come from an interrupted run (:mod:`armlab.orchestrator.montecarlo.scale.saved_tasks`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from armlab.errors import ConfigError
 from armlab.events import Listener
 from armlab.log import get_logger
-from armlab.orchestrator.collect import Collector
-from armlab.orchestrator.dask_cluster import DaskCluster
-from armlab.orchestrator.processes import run_locally
-from armlab.orchestrator.simulate import PolicyResult, ProgressCallback
-from armlab.orchestrator.saved_tasks import SavedTasks
-from armlab.orchestrator.tasks import Task, TaskOutput, merge_results, plan_tasks, remaining
+from armlab.orchestrator.montecarlo.scale.collect import Collector
+from armlab.orchestrator.montecarlo.scale.dask_cluster import DaskCluster
+from armlab.orchestrator.montecarlo.scale.processes import run_locally
+from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
+from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, merge_results, plan_tasks, remaining
+from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
 from armlab.plan import ExperimentPlan
 
 __all__ = ["ShardRunner"]

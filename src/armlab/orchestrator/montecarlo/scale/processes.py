@@ -8,9 +8,9 @@ numpy and armlab, about a second) overlaps this process's first task.
 Workers are started with ``spawn``, from the calling thread: a fresh interpreter, not a
 copy of this process, so starting them is safe whatever threads this process runs (with
 ``fork`` it is not, and Python 3.12 warns) and works alike on Linux, macOS and Windows.
-They rebuild the plans from their recipes (:mod:`armlab.orchestrator.portable`), reserve
-heap headroom as armlab's own processes do (:func:`~armlab.orchestrator.heap.apply_heap_setting`),
-and send through one queue their tasks' reports (:class:`~armlab.orchestrator.collect.Relay`),
+They rebuild the plans from their recipes (:mod:`armlab.orchestrator.montecarlo.scale.portable`), reserve
+heap headroom as armlab's own processes do (:func:`~armlab.orchestrator.montecarlo.scale.heap.apply_heap_setting`),
+and send through one queue their tasks' reports (:class:`~armlab.orchestrator.montecarlo.scale.collect.Relay`),
 their log events and each task's output; this process takes them in between its own steps,
 so progress and checkpoint lines appear while the run goes on.  A script that runs
 experiments with workers must start them under ``if __name__ == "__main__":``, as ``spawn``
@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from armlab.orchestrator.collect import Collector, Message, Relay, replay_log, worker_logs
-from armlab.orchestrator.heap import apply_heap_setting
-from armlab.orchestrator.portable import PlanRecipe, rebuild, recipe
-from armlab.orchestrator.tasks import Task, TaskOutput, run_task
+from armlab.orchestrator.montecarlo.scale.collect import Collector, Message, Relay, replay_log, worker_logs
+from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
+from armlab.orchestrator.montecarlo.scale.portable import PlanRecipe, rebuild, recipe
+from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, run_task
 from armlab.plan import ExperimentPlan
 
 __all__ = ["run_locally"]

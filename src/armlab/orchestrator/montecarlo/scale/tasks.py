@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from armlab.errors import ConfigError
-from armlab.orchestrator.simulate import BlockReporter, PolicyResult, make_observers, simulate
+from armlab.orchestrator.montecarlo.simulate import BlockReporter, PolicyResult, make_observers, simulate
 from armlab.plan import ExperimentPlan
 
 __all__ = ["MIN_BLOCK", "Task", "TaskOutput", "merge_results", "plan_tasks", "remaining", "run_task", "split_replicas"]

@@ -1,7 +1,7 @@
 """Drive one live replica: trials are awaited through a :class:`~armlab.adapters.LiveSource`.
 
 :class:`LiveRun` is the async driver of an ask/tell
-:class:`~armlab.orchestrator.asktell.LiveExperiment`: it asks for a trial whenever an in-flight
+:class:`~armlab.orchestrator.live.experiment.LiveExperiment`: it asks for a trial whenever an in-flight
 slot is free, runs each trial in its own task of one task group, and tells the experiment
 what came of it.  The experiment is synchronous, so each tell is applied atomically on the
 event loop and the next ``ask`` sees every finished trial; a slot is free again only once
@@ -31,9 +31,9 @@ from armlab import events
 from armlab.adapters.base import DEFERRED, LiveSource, RewardRejected, Trial
 from armlab.errors import ConfigError, TrialFailed
 from armlab.log import get_logger
-from armlab.orchestrator.asktell import LiveExperiment
-from armlab.orchestrator.group_commit import GroupCommit
-from armlab.orchestrator.live_types import ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
+from armlab.orchestrator.journal.group_commit import GroupCommit
+from armlab.orchestrator.live.experiment import LiveExperiment
+from armlab.orchestrator.live.types import ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
 from armlab.stats import ArmStats
 
 __all__ = ["LiveRun", "Outcome"]
@@ -75,7 +75,7 @@ class LiveRun:
             if not source.runs_trials:
                 raise ConfigError(
                     f"source {source.name!r} does not run trials itself: its trials are handed out by "
-                    "ask/tell (`armlab serve`, or armlab.orchestrator.asktell.LiveExperiment in Python)"
+                    "ask/tell (`armlab serve`, or armlab.orchestrator.live.experiment.LiveExperiment in Python)"
                 )
         self.experiment = experiment
         self.sources = list(sources)

@@ -1,7 +1,7 @@
 """The append-only journal of a live experiment: SQLite in WAL mode, one row per event.
 
 A journal holds the experiment's configuration and seed (table ``meta``) and every
-:class:`~armlab.orchestrator.live_types.Event` in the order it was applied (table ``events``).
+:class:`~armlab.orchestrator.journal.schema.Event` in the order it was applied (table ``events``).
 :meth:`Journal.append_many` returns only after its rows are committed with
 ``synchronous=FULL``: in WAL mode that fsyncs the write-ahead log on every commit, so an
 event that was acknowledged survives a crash of the process or of the machine.
@@ -24,13 +24,13 @@ What is checked, and when:
   and has neither its ``-wal`` file nor its marker was copied or moved without them, and is
   refused.  A damaged log
   frame that hides later commits, and a journal holding fewer events than its tail marker
-  ``NAME-tail`` says were committed, are refused too (:mod:`.journal_integrity`).
+  ``NAME-tail`` says were committed, are refused too (:mod:`.integrity`).
 * **Damaged pages.**  SQLite's own errors while reading are reported the same way.
 * **The file itself.**  Before each write the journal checks that its path still names
   the file it opened, so a journal deleted or replaced while in use stops the writer instead
   of acknowledging results written to an unlinked file.
 
-* **Values as stored.**  Every event is hashed as SQLite returns it (:mod:`.journal_values`:
+* **Values as stored.**  Every event is hashed as SQLite returns it (:mod:`.values`:
   ``-0.0`` is stored as ``0.0``).  armlab 0.1.0 hashed a ``-0.0`` with its sign; such an
   event is accepted as it was written (the chain value it was given is recognised), so
   those journals verify, replay and salvage unchanged, and are never rewritten.
@@ -38,7 +38,7 @@ What is checked, and when:
   (SQLite puts ``NAME-wal`` there, and ``NAME-tail`` goes beside it).  A link in the place
   of ``NAME-tail`` or of SQLite's files is refused, never written through.
 
-``armlab journal salvage`` (:mod:`.journal_repair`) copies the readable, verified prefix of a damaged journal into
+``armlab journal salvage`` (:mod:`.repair`) copies the readable, verified prefix of a damaged journal into
 a new one.  Creation is atomic (written under a new temporary name, then linked to its
 name, which fails if that exists), so a crash while creating leaves no half-made journal,
 and of two processes creating the same journal at once exactly one succeeds.  The schema guards the invariants: one dispatch
@@ -63,7 +63,7 @@ from typing import Any, Self
 
 from armlab._version import __version__
 from armlab.log import get_logger
-from armlab.orchestrator.journal_integrity import (
+from armlab.orchestrator.journal.integrity import (
     JournalCorrupted,
     JournalError,
     TailMarker,
@@ -73,38 +73,13 @@ from armlab.orchestrator.journal_integrity import (
     refuse_a_damaged_log,
     refuse_linked_files,
 )
-from armlab.orchestrator.journal_values import as_stored
-from armlab.orchestrator.live_types import Event
+from armlab.orchestrator.journal.migration import migrate_from_1
+from armlab.orchestrator.journal.schema import COLUMNS, FORMAT_VERSION, SCHEMA, Event
+from armlab.orchestrator.journal.values import as_stored
 
 __all__ = ["FORMAT_VERSION", "Journal", "JournalCorrupted", "JournalError"]
 
 log = get_logger(__name__)
-
-#: Version of the journal's schema.  1: one bandit, no chain; 2: events name their bandit and
-#: carry the integrity chain (a format-1 journal is migrated when opened).
-FORMAT_VERSION = 2
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE events (
-    seq INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL CHECK (kind IN ('dispatch', 'result', 'failed', 'abandoned', 'late', 'stopped', 'retired')),
-    trial INTEGER NOT NULL CHECK (trial >= 0),
-    arm INTEGER NOT NULL CHECK (arm >= 0),
-    bandit INTEGER NOT NULL DEFAULT 0 CHECK (bandit >= 0),
-    reward REAL,
-    reason TEXT NOT NULL DEFAULT '',
-    key TEXT,
-    at REAL NOT NULL,
-    chain TEXT NOT NULL,
-    CHECK ((kind IN ('result', 'late')) = (reward IS NOT NULL))
-);
-CREATE UNIQUE INDEX one_dispatch_per_trial ON events (trial) WHERE kind = 'dispatch';
-CREATE UNIQUE INDEX one_outcome_per_trial ON events (trial) WHERE kind IN ('result', 'failed', 'abandoned');
-CREATE UNIQUE INDEX one_late_report_per_trial ON events (trial) WHERE kind = 'late';
-CREATE UNIQUE INDEX one_trial_per_key ON events (key) WHERE key IS NOT NULL
-"""
-_COLUMNS = "seq, kind, trial, arm, bandit, reward, reason, key, at, chain"
 
 
 class Journal:
@@ -148,7 +123,7 @@ class Journal:
                 db.execute("PRAGMA journal_mode = WAL")
                 with db:
                     db.execute("BEGIN")
-                    for statement in _SCHEMA.split(";"):
+                    for statement in SCHEMA.split(";"):
                         db.execute(statement)
                     db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
                                    [(key, json.dumps(value)) for key, value in rows.items()])
@@ -212,8 +187,6 @@ class Journal:
         if wal_present:
             refuse_a_damaged_log(db, path)
         if version == 1:
-            from armlab.orchestrator.journal_repair import migrate_from_1  # once per old journal
-
             migrate_from_1(db, path)
         journal = cls(path, db)
         journal.tail.check(path, journal._seq, journal._chain_at)
@@ -263,7 +236,7 @@ class Journal:
         """The stored rows in order; on a damaged file, row by row up to the first unreadable one."""
         with self._lock:
             try:
-                rows = self._db.execute(f"SELECT {_COLUMNS} FROM events ORDER BY seq").fetchall()
+                rows = self._db.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
             except sqlite3.DatabaseError:
                 rows = None
         if rows is not None:
@@ -274,7 +247,7 @@ class Journal:
             seq += 1
             with self._lock:
                 try:
-                    row = self._db.execute(f"SELECT {_COLUMNS} FROM events WHERE seq = ?", (seq,)).fetchone()
+                    row = self._db.execute(f"SELECT {COLUMNS} FROM events WHERE seq = ?", (seq,)).fetchone()
                 except sqlite3.DatabaseError as exc:
                     raise self._damaged(f"cannot be read from event {seq} on ({exc}); the last good event "
                                         f"is {seq - 1}", seq - 1) from None
@@ -322,7 +295,7 @@ class Journal:
             try:
                 with self._db:
                     self._db.execute("BEGIN IMMEDIATE")
-                    self._db.executemany(f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                    self._db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {str(self.path)!r}: cannot write {len(rows)} event(s): {exc}") from exc
             self._seq, self._chain = seq, chain

@@ -18,8 +18,8 @@ import numpy as np
 
 from armlab.config import FeedbackConfig
 from armlab.orchestrator.core import DecisionCore
-from armlab.orchestrator.ledger import DelayModel, PendingLedger
-from armlab.orchestrator.metrics import recommendation_errors
+from armlab.orchestrator.montecarlo.delays import DelayModel, PendingLedger
+from armlab.orchestrator.montecarlo.metrics import recommendation_errors
 from armlab.plugins.interfaces import Allocator, Policy, RewardSource
 from armlab.problem import Objective, Problem
 from armlab.stats import ArmStats

@@ -33,9 +33,9 @@ import structlog
 
 from armlab.events import CheckpointReached, ExperimentEvent, Listener, PolicyFinished
 from armlab.log import get_logger, log_event
-from armlab.orchestrator.metrics import mean_and_stderr
-from armlab.orchestrator.simulate import ProgressCallback
-from armlab.orchestrator.tasks import Task, TaskOutput
+from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
+from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput
+from armlab.orchestrator.montecarlo.simulate import ProgressCallback
 from armlab.plan import ExperimentPlan
 from armlab.problem import Objective
 
@@ -48,7 +48,7 @@ Message = tuple[Any, ...]
 
 
 class Relay:
-    """The :class:`~armlab.orchestrator.simulate.BlockReporter` of one task: each report
+    """The :class:`~armlab.orchestrator.montecarlo.simulate.BlockReporter` of one task: each report
     becomes a message handed to ``send``."""
 
     def __init__(self, send: Callable[[Message], Any], task: Task) -> None:

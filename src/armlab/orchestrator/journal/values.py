@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from armlab.orchestrator.live_types import Event
+from armlab.orchestrator.journal.schema import Event
 
 __all__ = ["as_stored", "stored_float", "stored_text"]
 

@@ -1,7 +1,7 @@
 """Finished tasks of a simulated experiment, saved as they finish so an interrupted run resumes.
 
 With an output directory, every task (one policy of one run on a block of replicas,
-:mod:`armlab.orchestrator.tasks`) is written to ``DIR/tasks/<run>-<policy>-<start>-<stop>.npz``
+:mod:`armlab.orchestrator.montecarlo.scale.tasks`) is written to ``DIR/tasks/<run>-<policy>-<start>-<stop>.npz``
 as soon as its output reaches this process: the per-replica arrays it returned, nothing of
 the policy's state.  ``DIR/tasks/manifest.json`` holds a key (a hash of the resolved config,
 seed and replicas included, and of the armlab version), so the tasks of another experiment
@@ -31,7 +31,7 @@ import numpy as np
 from armlab._version import __version__
 from armlab.config import ExperimentConfig
 from armlab.errors import ConfigError
-from armlab.orchestrator.tasks import Task, TaskOutput
+from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput
 from armlab.plan import ExperimentPlan
 
 __all__ = ["RunInterrupted", "SavedTasks"]

@@ -1,13 +1,13 @@
 """The ask/tell state machine of a live experiment: one replica of the engine core, no I/O.
 
 Everything that drives a live experiment goes through :class:`LiveExperiment`: the async
-:class:`~armlab.orchestrator.live.LiveRun` (armlab runs the trials through its sources),
+:class:`~armlab.orchestrator.live.run.LiveRun` (armlab runs the trials through its sources),
 the HTTP service (clients run them and report back), and journal replay (the journal says
 what happened).  Its decisions come from the engine core that Monte Carlo runs use
 (:class:`~armlab.orchestrator.core.DecisionCore` with one replica), so allocators, several
 bandits (``[[bandits]]``), stopping rules and checkpoints behave as in simulation.
 
-Every change is a journal :class:`~armlab.orchestrator.live_types.Event` (``dispatch``,
+Every change is a journal :class:`~armlab.orchestrator.journal.schema.Event` (``dispatch``,
 ``result``, ``failed``, ``abandoned``, ``late``).  A method first validates its request,
 then hands the event to the ``recorder`` (the journal, which makes it durable), and only
 then applies it.  If the recorder raises, nothing changed.  Because the policies' and the
@@ -30,21 +30,22 @@ policy through ``stats.pending`` (delayed feedback).  Report semantics, by trial
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from armlab import events as ev
 from armlab.adapters.base import Trial, validate_reward
+from armlab.log import get_logger
 from armlab.orchestrator.core import DecisionCore
-from armlab.orchestrator.journal_values import stored_float, stored_text
-from armlab.orchestrator.live_answers import Answers
-from armlab.orchestrator.live_replay import JournalReplay
-from armlab.orchestrator.live_types import (
+from armlab.orchestrator.journal.values import stored_float, stored_text
+from armlab.orchestrator.live import answers
+from armlab.orchestrator.live.types import (
+    Counters,
     Event,
     ExperimentState,
+    JournalMismatch,
     NoTrialAvailable,
     Report,
     ReportConflict,
@@ -58,25 +59,15 @@ from armlab.plugins.interfaces import Allocator, Policy
 from armlab.problem import Problem
 from armlab.stats import ArmStats
 
-__all__ = ["LiveExperiment"]  # its vocabulary (events, states, errors) is in live_types
+__all__ = ["LiveExperiment"]  # its vocabulary (states, errors, records) is in .types
+
+log = get_logger(__name__)
 
 _ROW = np.zeros(1, dtype=np.int64)
 _MAX_REASON = 2000
 
 
-@dataclass
-class _Counters:
-    completed: int = 0
-    failed: int = 0
-    abandoned: int = 0
-    late: int = 0
-
-    @property
-    def closed(self) -> int:
-        return self.completed + self.failed + self.abandoned
-
-
-class LiveExperiment(Answers, JournalReplay):
+class LiveExperiment:
     """One live replica of an experiment: ask for trials, tell their rewards.
 
     ``policy_factory()`` makes the policy of each bandit of ``problems`` (one problem for a
@@ -110,7 +101,7 @@ class LiveExperiment(Answers, JournalReplay):
         self.recorder = recorder
         self.clock = clock
         self.trials: list[TrialRecord] = []
-        self.counters = _Counters()
+        self.counters = Counters()
         self.recommendations: list[Any] = []
         self.checkpoint_states: list[dict[str, Any]] = []  # what the run was at each checkpoint
         self._sent = [np.zeros(p.n_arms, dtype=np.int64) for p in self.problems]  # trials per arm
@@ -175,6 +166,66 @@ class LiveExperiment(Answers, JournalReplay):
 
     def remove_listener(self, listener: ev.Listener) -> None:
         self._listeners.remove(listener)
+
+    # -- answers -------------------------------------------------------------------------
+    def recommendation(self) -> Any:
+        """The current answer, JSON-ready: one bandit's, or a list with one per bandit."""
+        if not self.core.multi_bandit:
+            return answers.answer(self.core, 0)
+        return [answers.answer(self.core, b) for b in range(len(self.problems))]
+
+    def confidence_intervals(self, bandit: int = 0) -> list[list[float] | None]:
+        """Normal-approximation 95% intervals of each arm's mean (None below two rewards)."""
+        return answers.confidence_intervals(self.core.stats[bandit])
+
+    def bandit_summaries(self) -> list[dict[str, Any]]:
+        """Per bandit: observed counts, means, pending trials, 95% intervals and answer."""
+        return answers.bandit_summaries(self.core, self.retired)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts, means, outcomes and the recommendation (the live part of ``summary.json``).
+
+        ``counts`` and ``means`` are the first bandit's (the only one in a one-bandit
+        experiment); ``bandits`` holds every bandit's.
+        """
+        c = self.counters
+        out = {
+            "trials": c.closed,
+            "completed": c.completed,
+            "failed": c.failed,
+            "abandoned": c.abandoned,
+            "late": c.late,
+            "counts": self.stats.counts[0].tolist(),
+            "means": self.stats.means[0].tolist(),
+            "recommendation": self.recommendation(),
+            "recommendations": list(self.recommendations),
+        }
+        if self.core.multi_bandit:
+            out["bandits"] = self.bandit_summaries()
+        return out
+
+    def status(self) -> dict[str, Any]:
+        """Everything a monitoring client needs: state, progress, estimates, recommendation."""
+        return {
+            "state": self.state.value,
+            "budget": self.problem.budget,
+            "dispatched": len(self.trials),
+            "in_flight_limit": self.in_flight,
+            "pending": len(self._pending),
+            "pending_trials": list(self._pending),
+            **self.summary(),
+            "bandits": self.bandit_summaries(),
+            "confidence": {
+                "level": 0.95,
+                "intervals": self.confidence_intervals(),
+                "policy_stopped": self.stopped,
+            },
+            "stop": self.stop_record,
+        }
+
+    def _explain(self, state: ExperimentState) -> str:
+        return answers.explain(state, dispatched=len(self.trials), pending=len(self._pending),
+                               budget=self.problem.budget, in_flight=self.in_flight)
 
     # -- ask / tell ----------------------------------------------------------------------
     def ask(self, key: str | None = None) -> Trial:
@@ -294,6 +345,63 @@ class LiveExperiment(Answers, JournalReplay):
             return Report(trial_id, "duplicate", f"trial {trial_id} already has this {what}; nothing changed")
         raise ReportConflict(f"trial {trial_id} already has {what} {known!r}; refusing the different {value!r}")
 
+    # -- replay --------------------------------------------------------------------------
+    def replay(self, events: Iterable[Event]) -> int:
+        """Re-apply journaled ``events`` in order (the recorder is not called); return their number.
+
+        Dispatches are re-derived from the policies and must match the journal, so a changed
+        policy or configuration is caught (:class:`JournalMismatch`) instead of silently
+        producing a different run.
+        """
+        recorder, self.recorder = self.recorder, None
+        n = 0
+        try:
+            for n, event in enumerate(events, start=1):
+                self._replay_at = event.at
+                self._replay_one(n, event)
+        finally:
+            self.recorder, self._replay_at = recorder, None
+        if n:
+            log.info("journal_replayed", events=n, state=self.state.value, dispatched=len(self.trials))
+        return n
+
+    def _replay_one(self, n: int, event: Event) -> None:
+        where = f"journal event {n} ({event.kind} of trial {event.trial})"
+        try:
+            if event.kind == "retired":
+                if not self.retire(event.arm, event.bandit, event.reason):
+                    raise JournalMismatch(f"{where}: arm {event.arm} of bandit {event.bandit} was already retired")
+                return
+            if event.kind == "stopped":
+                decision, bandit, _ = self._decide()
+                expected = ("close", event.bandit) if event.reason == "confident" else ("stop", 0)
+                if (decision, bandit) != expected:
+                    raise JournalMismatch(f"{where}: the journal says a stopping rule or the allocator stopped "
+                                          "here, but the experiment now goes on; the policy or the experiment "
+                                          "changed")
+                self._commit(event)
+                return
+            if event.kind == "dispatch":
+                trial = self.ask(event.key)
+                if (trial.id, trial.bandit, trial.arm) != (event.trial, event.bandit, event.arm):
+                    raise JournalMismatch(
+                        f"{where}: the journal sent trial {event.trial} to {_place(event.bandit, event.arm)}, "
+                        f"but the policy now sends trial {trial.id} to {_place(trial.bandit, trial.arm)}; "
+                        "the policy or the experiment changed since the journal was written"
+                    )
+                return
+            if event.kind in ("result", "late"):
+                expected = "accepted" if event.kind == "result" else "late"
+                status = self.tell(event.trial, event.reward).status
+            else:
+                expected = "accepted"
+                close = self.fail if event.kind == "failed" else self.abandon
+                status = close(event.trial, event.reason).status
+        except (NoTrialAvailable, UnknownTrial, ReportConflict, RetireRefused) as exc:
+            raise JournalMismatch(f"{where} cannot be applied: {exc}") from None
+        if status != expected:
+            raise JournalMismatch(f"{where} was {status} on replay, expected {expected}")
+
     # -- applying events -----------------------------------------------------------------
     def _now(self) -> float:
         return self.clock() if self._replay_at is None else self._replay_at
@@ -333,7 +441,7 @@ class LiveExperiment(Answers, JournalReplay):
         if event.kind == "stopped":
             if event.reason == "confident":
                 self.core.close(bandit, _ROW)
-                self._emit(ev.BanditConfident(bandit, len(self.trials), self._answer(bandit)))
+                self._emit(ev.BanditConfident(bandit, len(self.trials), answers.answer(self.core, bandit)))
             else:
                 self.core.stop(_ROW)
             if self.stopped:
@@ -382,18 +490,23 @@ class LiveExperiment(Answers, JournalReplay):
         self._emit(ev.TrialObserved(event.trial, bandit, event.arm, event.reward))  # type: ignore[arg-type]
         for gone in np.flatnonzero(active & ~self.core.stats[bandit].active[0]):
             self._emit(ev.ArmEliminated(bandit, int(gone), trials))
-        answer = self._answer(bandit)
+        answer = answers.answer(self.core, bandit)
         if answer is not None and answer != self._announced[bandit]:
             self._announced[bandit] = answer
             self._emit(ev.RecommendationChanged(bandit, trials, answer))
 
     def _take_checkpoints(self) -> None:
         for _rows, index in self.core.due_checkpoints(len(self._pending)):
+            trials = int(self.core.checkpoints[index[0]])
             recommendation = self.recommendation()
             self.recommendations.append(recommendation)
-            self.checkpoint_states.append(self._checkpoint_state(int(self.core.checkpoints[index[0]])))
+            self.checkpoint_states.append(answers.checkpoint_state(self.core, self.counters, self._sent, trials))
             if self._listeners:
-                self._emit(ev.CheckpointReached(int(self.core.checkpoints[index[0]]), recommendation))
+                self._emit(ev.CheckpointReached(trials, recommendation))
+
+
+def _place(bandit: int, arm: int) -> str:
+    return f"arm {arm}" if bandit == 0 else f"bandit {bandit}, arm {arm}"
 
 
 def _reason(reason: Any) -> str:

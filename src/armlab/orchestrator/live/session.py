@@ -1,8 +1,8 @@
 """Open a live experiment: build it from a config, or replay its journal and continue.
 
 A :class:`LiveSession` is the one place where a live experiment's parts are put together:
-the validated plan, the live source, the ask/tell :class:`~armlab.orchestrator.asktell.LiveExperiment`
-and (optionally) its :class:`~armlab.orchestrator.journal.Journal`.  ``armlab run``, ``armlab serve`` and ``armlab resume`` all open one.
+the validated plan, the live source, the ask/tell :class:`~armlab.orchestrator.live.experiment.LiveExperiment`
+and (optionally) its :class:`~armlab.orchestrator.journal.store.Journal`.  ``armlab run``, ``armlab serve`` and ``armlab resume`` all open one.
 
 Opening an existing journal rebuilds the experiment from the configuration stored in it,
 replays every event, and only then attaches the journal as recorder, so the continued run
@@ -22,11 +22,11 @@ import anyio
 from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
-from armlab.orchestrator.asktell import LiveExperiment
-from armlab.orchestrator.group_commit import GroupCommit
-from armlab.orchestrator.journal import Journal, JournalError
-from armlab.orchestrator.live_types import Event
-from armlab.orchestrator.live import LiveRun
+from armlab.orchestrator.journal.group_commit import GroupCommit
+from armlab.orchestrator.journal.store import Journal, JournalError
+from armlab.orchestrator.live.experiment import LiveExperiment
+from armlab.orchestrator.live.run import LiveRun
+from armlab.orchestrator.live.types import Event
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from armlab.orchestrator.simulate import PolicyResult
+from armlab.orchestrator.montecarlo.simulate import PolicyResult
 from armlab.problem import Objective
 
 __all__ = ["paired_comparisons"]

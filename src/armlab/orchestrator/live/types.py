@@ -1,7 +1,8 @@
-"""The vocabulary of a live experiment: trial records, events, states, reports and errors.
+"""The vocabulary of a live experiment: trial records, states, reports and errors.
 
-Shared by the ask/tell core (:mod:`armlab.orchestrator.asktell`), the journal that stores
-the events, and the drivers (live runs, the HTTP service) that react to them.
+Shared by the ask/tell core (:mod:`armlab.orchestrator.live.experiment`) and the drivers (live
+runs, the HTTP service) that react to it.  Its changes are the journal's own records
+(:class:`~armlab.orchestrator.journal.schema.Event`, re-exported here).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from typing import Literal
 
 from armlab.adapters.base import Trial
 from armlab.errors import ArmlabError
+from armlab.orchestrator.journal.schema import Event, EventKind
 
 __all__ = [
+    "Counters",
     "Event",
     "EventKind",
     "ExperimentState",
@@ -26,9 +29,6 @@ __all__ = [
     "TrialStatus",
     "UnknownTrial",
 ]
-
-EventKind = Literal["dispatch", "result", "failed", "abandoned", "late", "stopped", "retired"]
-
 
 class TrialStatus(str, enum.Enum):
     PENDING = "pending"
@@ -71,19 +71,19 @@ class JournalMismatch(ArmlabError):
     """Replaying a journal did not reproduce its dispatches (policy or config changed)."""
 
 
-@dataclass(frozen=True)
-class Event:
-    """One change of an experiment, as journaled.  ``at`` is wall-clock time (Unix seconds);
-    ``bandit`` is the trial's bandit (0 in one-bandit experiments)."""
+@dataclass
+class Counters:
+    """How many trials completed, failed or were abandoned, and how many late reports came
+    (for trials that had failed or were abandoned: ``closed`` counts each trial once)."""
 
-    kind: EventKind
-    trial: int
-    arm: int
-    bandit: int = 0
-    reward: float | None = None
-    reason: str = ""
-    key: str | None = None
-    at: float = 0.0
+    completed: int = 0
+    failed: int = 0
+    abandoned: int = 0
+    late: int = 0
+
+    @property
+    def closed(self) -> int:
+        return self.completed + self.failed + self.abandoned
 
 
 @dataclass

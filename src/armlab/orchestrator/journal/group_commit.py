@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 import anyio
 
-from armlab.orchestrator.journal import Journal, JournalError
-from armlab.orchestrator.live_types import Event
+from armlab.orchestrator.journal.schema import Event
+from armlab.orchestrator.journal.store import Journal, JournalError
 
 __all__ = ["GroupCommit"]
 
