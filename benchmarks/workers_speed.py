@@ -1,15 +1,25 @@
-"""Does ``--workers 2`` pay?  A six-policy regret study with one worker and with two, in turns.
+"""Do worker processes and Dask pay?  Four studies, one worker against two, in turns.
 
-The study: K = 10 Bernoulli arms (means 0.9 down to 0.45), budget 5000, R = 500 replicas,
-policies ucb1, ucbv, moss, klucb, thompson and eucbv, run through
-:func:`armlab.run_experiment` with ``ShardRunner(workers=1)`` and ``ShardRunner(workers=2)``
-alternately, ``--repeats`` times each.  Every two-worker run starts its worker process
-afresh (``spawn``), so its time includes that start-up.  Reports the fastest run of each,
-their ratio (the goal on a two-core machine: at least 1.7), the seconds each policy took,
-whether both gave the same numbers, and the load average before and after (the machine may
-be shared).  Writes ``benchmarks/results/workers_speed.json``.
+Studies (issue 34's targets in brackets):
 
-    python benchmarks/workers_speed.py --repeats 3
+* ``six``: a six-policy regret study (ucb1, moss, klucb, thompson, bayes-ucb, ucbv; K = 16
+  Bernoulli arms, R = 500, budget 8000): ``--workers 2`` against 1 [1.75x], and a local Dask
+  cluster of two processes against one process [1.6x];
+* ``exp1``: ``examples/thresholding/exp1.toml`` as shipped, ``--workers 2`` against 1 [1.5x];
+* ``sweep``: 200 configurations (error vs K x gap: K = 2..21 Bernoulli arms, ten gaps
+  between the best arm and the rest; ucb1, sr, sh, uniform; R = 200, budget 1000),
+  ``--workers 2`` against 1 [1.7x], with the peak memory of the main process [under 1 GiB].
+
+Every timed run is a fresh ``python`` process running :func:`armlab.run_experiment` (so its
+worker start-up counts, and ``resource.getrusage`` gives that main process's own peak memory,
+workers excluded); one and two workers alternate, ``--repeats`` times, and the fastest of
+each is kept.  ``--scale`` multiplies every study's replicas (``0.1`` for a quick look; the
+targets are for ``1``).  Also recorded: whether both counts gave the same numbers, and the
+load average before and after (the machine may be shared).  Writes
+``benchmarks/results/workers_speed.json`` (or ``--out``).
+
+    python benchmarks/workers_speed.py                     # everything, full scale
+    python benchmarks/workers_speed.py --scale 0.1 --repeats 1 --studies six sweep
 """
 
 from __future__ import annotations
@@ -18,78 +28,114 @@ import argparse
 import json
 import os
 import platform
+import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from armlab import run_experiment
-from armlab.config import ExperimentConfig, validate_config
-from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
-from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
-
-RESULTS = Path(__file__).resolve().parent / "results" / "workers_speed.json"
-POLICIES = ["ucb1", "ucbv", "moss", "klucb", "thompson", "eucbv"]
-
-
-def study(replicas: int, budget: int) -> ExperimentConfig:
-    return validate_config({
-        "name": "workers-speed", "seed": 21, "replicas": replicas, "checkpoint_every": budget // 10,
-        "problem": {"objective": "regret", "budget": budget},
-        "source": {"plugin": "bernoulli", "means": [round(0.9 - 0.05 * k, 2) for k in range(10)]},
-        "policies": [{"plugin": name} for name in POLICIES],
-    })
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "workers_speed.json"
+SIX = ["ucb1", "moss", "klucb", "thompson", "bayes-ucb", "ucbv"]
+SWEEP_POLICIES = ["ucb1", "sr", "sh", "uniform"]
+TARGETS = {("six", "local"): 1.75, ("six", "dask"): 1.6, ("exp1", "local"): 1.5, ("sweep", "local"): 1.7}
 
 
-def timed(config: ExperimentConfig, workers: int) -> tuple[float, dict]:
-    start = time.perf_counter()
-    summary = run_experiment(config, scale=ShardRunner(workers=workers))
-    return time.perf_counter() - start, summary
+def config(study: str) -> tuple[Any, int]:
+    """The config of ``study`` (its tables, or the path of a shipped TOML) and its replicas."""
+    if study == "exp1":
+        return REPO / "examples/thresholding/exp1.toml", 500
+    if study == "six":
+        return {"name": "six-policies", "seed": 21, "checkpoint_every": 800,
+                "problem": {"objective": "regret", "budget": 8000},
+                "source": {"plugin": "bernoulli", "means": [round(0.9 - 0.03 * k, 2) for k in range(16)]},
+                "policies": [{"plugin": name} for name in SIX]}, 500
+    # 200 configurations: K = 2..21 arms x 10 gaps between the best arm and the rest
+    means = [[round(0.5 + 0.02 * gap, 2)] + [round(0.5 - 0.01 * a, 2) for a in range(k - 1)]
+             for k in range(2, 22) for gap in range(1, 11)]
+    return {"name": "sweep-200", "seed": 3, "checkpoints": [500, 1000],
+            "problem": {"objective": "best-arm", "budget": 1000},
+            "source": {"plugin": "bernoulli", "means": means[0]},
+            "policies": [{"plugin": name} for name in SWEEP_POLICIES],
+            "sweep": {"parameter": "source.means", "values": means}}, 200
 
 
-def numbers(summary: dict) -> dict:
-    return {label: (p["regret_mean"], p["regret_stderr"]) for label, p in summary["policies"].items()}
+def one_run(study: str, scale: float, workers: int, executor: str) -> dict[str, Any]:
+    """Run ``study`` once in this process (the child of :func:`timed`)."""
+    from armlab import run_experiment
+    from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
+    from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
+
+    apply_heap_setting()  # as the armlab command does (its worker processes do it too)
+    data, replicas = config(study)
+    started = time.perf_counter()
+    summary = run_experiment(data, replicas=max(1, round(replicas * scale)),
+                             scale=ShardRunner(workers=workers, executor=executor))
+    seconds = time.perf_counter() - started
+    key = "regret_mean" if summary["objective"] == "regret" else "error_rate"
+    return {"seconds": seconds, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "numbers": {label: p[key] for label, p in summary["policies"].items()}}
+
+
+def timed(study: str, scale: float, workers: int, executor: str) -> dict[str, Any]:
+    """:func:`one_run` in a fresh interpreter."""
+    argv = [sys.executable, __file__, "--child", study, str(scale), str(workers), executor]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=REPO)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def compare(study: str, executor: str, scale: float, repeats: int) -> dict[str, Any]:
+    """One worker (one process, local) against two (local workers, or a Dask cluster of two)."""
+    runs: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
+    for repeat in range(repeats):
+        for workers in (1, 2):
+            run = timed(study, scale, workers, "local" if workers == 1 else executor)
+            runs[workers].append(run)
+            print(f"{study} {executor} repeat {repeat + 1}, {workers}: {run['seconds']:.2f} s, "
+                  f"peak {run['peak_rss_mib']:.0f} MiB, load {os.getloadavg()[0]:.2f}", flush=True)
+    one, two = (min(r["seconds"] for r in runs[w]) for w in (1, 2))
+    return {"study": study, "executor": executor, "target": TARGETS[study, executor],
+            "seconds_1": [round(r["seconds"], 3) for r in runs[1]],
+            "seconds_2": [round(r["seconds"], 3) for r in runs[2]],
+            "ratio": round(one / two, 3),
+            "peak_rss_mib_1": round(max(r["peak_rss_mib"] for r in runs[1]), 1),
+            "peak_rss_mib_2": round(max(r["peak_rss_mib"] for r in runs[2]), 1),
+            "same_numbers": all(r["numbers"] == runs[1][0]["numbers"] for r in runs[1] + runs[2])}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="runs with each worker count (default 3)")
-    parser.add_argument("--replicas", type=int, default=500)
-    parser.add_argument("--budget", type=int, default=5000)
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each worker count (default 2)")
+    parser.add_argument("--scale", type=float, default=1.0, help="factor on every study's replicas (default 1)")
+    parser.add_argument("--studies", nargs="+", default=["six", "exp1", "sweep"], choices=["six", "exp1", "sweep"])
+    parser.add_argument("--no-dask", action="store_true", help="skip the Dask comparison")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    apply_heap_setting()  # as the armlab command does (its worker processes do it too)
-    config = study(args.replicas, args.budget)
+    if args.child:
+        study, scale, workers, executor = args.child
+        print(json.dumps(one_run(study, float(scale), int(workers), executor)))
+        return
     load_before = os.getloadavg()
-    times: dict[int, list[float]] = {1: [], 2: []}
-    summaries = {}
-    for repeat in range(args.repeats):
-        for workers in (1, 2):
-            seconds, summaries[workers] = timed(config, workers)
-            times[workers].append(seconds)
-            print(f"repeat {repeat + 1}, {workers} worker(s): {seconds:.2f} s", flush=True)
-    one, two = min(times[1]), min(times[2])
-    result = {
+    cases = [(study, "local") for study in args.studies]
+    if "six" in args.studies and not args.no_dask:
+        cases.append(("six", "dask"))
+    results = [compare(study, executor, args.scale, args.repeats) for study, executor in cases]
+    report = {
         "benchmark": "workers_speed",
         "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
-        "study": {"arms": 10, "source": "bernoulli", "replicas": args.replicas, "budget": args.budget,
-                  "policies": POLICIES},
-        "repeats": args.repeats,
-        "seconds_1_worker": [round(s, 3) for s in times[1]],
-        "seconds_2_workers": [round(s, 3) for s in times[2]],
-        "fastest_1_worker": round(one, 3),
-        "fastest_2_workers": round(two, 3),
-        "ratio": round(one / two, 3),
-        "policy_seconds": {label: round(p["wall_seconds"], 3) for label, p in summaries[1]["policies"].items()},
-        "same_numbers": numbers(summaries[1]) == numbers(summaries[2]),
-        "load_average_before": load_before,
-        "load_average_after": os.getloadavg(),
+        "scale": args.scale, "repeats": args.repeats, "results": results,
+        "load_average_before": load_before, "load_average_after": os.getloadavg(),
         "python": platform.python_version(),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
     }
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"fastest: 1 worker {one:.2f} s, 2 workers {two:.2f} s, ratio {one / two:.2f}; same numbers: "
-          f"{result['same_numbers']}; load {load_before[0]:.2f} -> {result['load_average_after'][0]:.2f}; "
-          f"written {RESULTS}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    for r in results:
+        print(f"{r['study']:6s} {r['executor']:5s} ratio {r['ratio']:.2f} (target {r['target']}), "
+              f"main-process peak {r['peak_rss_mib_2']:.0f} MiB with 2, same numbers {r['same_numbers']}")
+    print(f"load {load_before[0]:.2f} -> {report['load_average_after'][0]:.2f}; written {args.out}")
 
 
 if __name__ == "__main__":

@@ -100,13 +100,14 @@ def _simulated_experiment(
         saved = None if out_dir is None else SavedTasks.open(out_dir, config)
         started = _started(plans, journal)
         try:
-            results = (scale or ShardRunner()).run([plan for _, plan in plans], progress, listeners, saved)
+            runs = (scale or ShardRunner()).run([plan for _, plan in plans], progress, listeners, saved,
+                                                lambda run, results: _run_summary(plans[run][1], results))
         except KeyboardInterrupt:
             if saved is None:
                 raise
             summary = _partial_summary(config, plans, saved.load([plan for _, plan in plans]))
             raise RunInterrupted(_finished(summary, started, registry, out_dir, config), saved.folder) from None
-        summary = _run_summary(base, results[0]) if len(plans) == 1 else _sweep_summary(config, plans, results)
+        summary = runs[0] if len(plans) == 1 else _sweep_summary(config, plans, runs)
         result = _finished(summary, started, registry, out_dir, config)
         if saved is not None:
             saved.remove()
@@ -129,7 +130,8 @@ def _partial_summary(
                 missing.append({"run": run, "sweep_value": value, "policy": spec.label, "replicas_done": done,
                                 "replicas": plan.config.replicas})
         results.append(merge_results(plan, run, outputs, whole))
-    summary = _run_summary(plans[0][1], results[0]) if len(plans) == 1 else _sweep_summary(config, plans, results)
+    runs = [_run_summary(plan, run_results) for (_, plan), run_results in zip(plans, results, strict=True)]
+    summary = runs[0] if len(plans) == 1 else _sweep_summary(config, plans, runs)
     summary["partial"] = True
     summary["missing"] = missing
     return summary
@@ -216,14 +218,12 @@ def _run_summary(plan: ExperimentPlan, results: list[PolicyResult]) -> dict[str,
 
 
 def _sweep_summary(
-    config: ExperimentConfig, plans: list[tuple[Any, ExperimentPlan]], results: list[list[PolicyResult]]
+    config: ExperimentConfig, plans: list[tuple[Any, ExperimentPlan]], runs: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """One run per sweep value; per policy, the final metric of each run side by side."""
-    runs = []
-    for (value, plan), run_results in zip(plans, results, strict=True):
-        run = _run_summary(plan, run_results)
+    """One run per sweep value (``runs``: their summaries); per policy, the final metric of
+    each run side by side."""
+    for (value, _), run in zip(plans, runs, strict=True):
         run["sweep_value"] = value
-        runs.append(run)
     assert config.sweep is not None
     summary = _header(config, config.replicas)
     summary["budget"] = [run["budget"] for run in runs]

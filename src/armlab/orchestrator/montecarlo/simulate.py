@@ -129,6 +129,29 @@ def simulate(
     ]
 
 
+def new_simulation(
+    plan: ExperimentPlan,
+    spec: PolicySpec,
+    sources: list[RewardSource],
+    problems: list[Problem],
+    seed: int,
+    replicas: np.ndarray,
+) -> Simulation:
+    """The simulation of policy ``spec`` of ``plan`` on ``replicas``, before its first step
+    (the scheduler's cost probe steps one a little way, :mod:`armlab.orchestrator.montecarlo.scale.task_costs`)."""
+    return Simulation(
+        policy_factory=spec.create,
+        sources=sources,
+        problems=problems,
+        allocator=plan.create_allocator(spec),
+        feedback=plan.config.feedback,
+        seed=seed,
+        replicas=replicas,
+        checkpoints=plan.config.checkpoint_list(),
+        observers=make_observers(plan),
+    )
+
+
 def _run_policy(
     plan: ExperimentPlan,
     spec: PolicySpec,
@@ -140,17 +163,7 @@ def _run_policy(
 ) -> PolicyResult:
     """Step one policy's simulation to its end, reporting checkpoints and progress on the way."""
     started = time.perf_counter()
-    sim = Simulation(
-        policy_factory=spec.create,
-        sources=sources,
-        problems=problems,
-        allocator=plan.create_allocator(spec),
-        feedback=plan.config.feedback,
-        seed=seed,
-        replicas=replicas,
-        checkpoints=plan.config.checkpoint_list(),
-        observers=make_observers(plan),
-    )
+    sim = new_simulation(plan, spec, sources, problems, seed, replicas)
     regret = problems[0].objective is Objective.REGRET
     steps = 0
     while not sim.finished:

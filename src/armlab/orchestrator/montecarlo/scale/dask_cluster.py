@@ -11,6 +11,7 @@ stdout): progress advances task by task, and the numbers are those of a run in o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
@@ -18,7 +19,9 @@ from typing import Any
 from armlab.errors import ConfigError
 from armlab.extras import require
 from armlab.orchestrator.montecarlo.scale.collect import Collector, Message, Relay, replay_log, worker_logs
+from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
 from armlab.orchestrator.montecarlo.scale.portable import PlanRecipe, rebuild, recipe
+from armlab.orchestrator.montecarlo.scale.task_costs import Schedule
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, run_task
 from armlab.plan import ExperimentPlan
 
@@ -69,28 +72,43 @@ class DaskCluster:
         tasks: Sequence[Task],
         collector: Collector,
         finished: Callable[[Task, TaskOutput], Any],
+        schedule: Schedule = list,
     ) -> None:
-        """Run every task on the cluster, handing each output to ``finished`` as it completes."""
+        """Run every task on the cluster, handing each output to ``finished`` as it completes
+        (and letting the cluster forget it).  The scheduler hands them to free workers in
+        the order ``schedule(tasks)`` gives (a task's Dask priority is its rank from the end)."""
         from distributed import as_completed
 
         recipes = [recipe(plan) for plan in plans]
-        futures = {self._client.submit(_run_recorded, recipes[t.run], t, pure=False): t for t in tasks}
+        ordered = schedule(tasks)
+        futures = {self._client.submit(_run_recorded, recipes[t.run], t, pure=False, priority=len(ordered) - rank): t
+                   for rank, t in enumerate(ordered)}
         for future in as_completed(futures):
             output, messages, logs = future.result()
+            task = futures.pop(future)
+            future.release()
             for message in messages:
                 collector.receive(message)
             for method, event in logs:
                 replay_log(method, event)
-            finished(futures[future], output)
+            finished(task, output)
 
 
 def _run_recorded(
     plan_recipe: PlanRecipe, task: Task
 ) -> tuple[TaskOutput, list[Message], list[tuple[str, dict[str, Any]]]]:
     """A Dask worker's part: run ``task`` and keep its reports for the collector and its log
-    events for this process's log (never the worker's stdout)."""
+    events for this process's log (never the worker's stdout).  The worker's heap gets the
+    headroom armlab's own processes reserve (:mod:`armlab.orchestrator.montecarlo.scale.heap`)."""
+    _reserve_heap_once()
     messages: list[Message] = []
     logs: list[tuple[str, dict[str, Any]]] = []
     with worker_logs(lambda method, event: logs.append((method, event))):
         output = run_task(rebuild(plan_recipe), task, Relay(messages.append, task))
     return output, messages, logs
+
+
+@functools.cache
+def _reserve_heap_once() -> bool:
+    """:func:`~armlab.orchestrator.montecarlo.scale.heap.apply_heap_setting`, once per Dask worker process."""
+    return apply_heap_setting()

@@ -1,9 +1,12 @@
 """Run the tasks of a Monte Carlo run in this process and in worker processes.
 
-With ``workers = N``, this process starts ``N - 1`` worker processes and works too: each of
-them claims the next unclaimed task (a shared counter) until none is left, so a short task
-never waits behind a long one, and the workers' start-up (a fresh interpreter importing
-numpy and armlab, about a second) overlaps this process's first task.
+With ``workers = N``, this process starts ``N - 1`` worker processes and works too.  While
+the workers start (a fresh interpreter importing numpy and armlab, about a second), this
+process puts the tasks in the order to hand them out (``schedule``: costliest first, from
+a short probe of each policy, :mod:`armlab.orchestrator.montecarlo.scale.task_costs`) and starts on the first
+one; each process then claims the next unclaimed task in that order (a shared counter)
+until none is left, so a short task never waits behind a long one and the long ones do not
+end the run alone.
 
 Workers are started with ``spawn``, from the calling thread: a fresh interpreter, not a
 copy of this process, so starting them is safe whatever threads this process runs (with
@@ -32,6 +35,7 @@ from armlab.orchestrator.montecarlo.scale.collect import Collector, Message, Rel
 from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
 from armlab.orchestrator.montecarlo.scale.portable import PlanRecipe, rebuild, recipe
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, run_task
+from armlab.orchestrator.montecarlo.scale.task_costs import Schedule
 from armlab.plan import ExperimentPlan
 
 __all__ = ["run_locally"]
@@ -50,9 +54,11 @@ def run_locally(
     collector: Collector,
     workers: int,
     finished: Callable[[Task, TaskOutput], Any],
+    schedule: Schedule = list,
 ) -> None:
     """Run every task in this process and ``workers - 1`` worker processes, handing each
-    output to ``finished`` as it arrives (so an interruption keeps what was done).
+    output to ``finished`` as it arrives (so an interruption keeps what was done); the
+    workers claim them in the order ``schedule(tasks)`` gives (this process alone: as given).
 
     Workers ignore SIGINT: Ctrl-C reaches the whole process group, and this process alone
     decides, stopping the workers.
@@ -65,6 +71,8 @@ def run_locally(
     recipes = [recipe(plan) for plan in plans]
     context = multiprocessing.get_context("spawn")
     claims = context.Value("q", 0)
+    order = context.Array("q", len(tasks), lock=False)  # order[i]: the number of the i-th task to hand out
+    ready = context.Event()  # set once ``order`` is written
     outbox = context.Queue()
     processes: list[BaseProcess] = []  # those started
     inbox = _Inbox(outbox, collector, processes, lambda index, output: finished(tasks[index], output))
@@ -75,11 +83,14 @@ def run_locally(
 
     try:
         for number in range(1, helpers + 1):
-            process = context.Process(target=_work, args=(recipes, tasks, claims, outbox),
+            process = context.Process(target=_work, args=(recipes, tasks, order, ready, claims, outbox),
                                       name=f"armlab-worker-{number}", daemon=True)
             process.start()
             processes.append(process)
-        for index in _claimed(claims, len(tasks)):
+        number_of = {task: index for index, task in enumerate(tasks)}
+        order[:] = [number_of[task] for task in schedule(tasks)]
+        ready.set()
+        for index in _claimed(claims, order):
             task = tasks[index]
             inbox.take_output(index, run_task(plans[task.run], task, Relay(send, task)))
             inbox.drain()
@@ -94,23 +105,24 @@ def run_locally(
             process.join()
 
 
-def _claimed(claims: Any, count: int) -> Iterator[int]:
-    """Task numbers claimed one at a time from the shared counter until none is left."""
+def _claimed(claims: Any, order: Sequence[int]) -> Iterator[int]:
+    """Task numbers claimed one at a time, in ``order``, from the shared counter until none is left."""
     while True:
         with claims.get_lock():
-            index = claims.value
-            claims.value = index + 1
-        if index >= count:
+            position = claims.value
+            claims.value = position + 1
+        if position >= len(order):
             return
-        yield index
+        yield order[position]
 
 
-def _work(recipes: list[PlanRecipe], tasks: list[Task], claims: Any, outbox: Any) -> None:
-    """A worker process: claim and run tasks, sending everything to ``outbox``."""
+def _work(recipes: list[PlanRecipe], tasks: list[Task], order: Any, ready: Any, claims: Any, outbox: Any) -> None:
+    """A worker process: once the order is set, claim and run tasks, sending everything to ``outbox``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     apply_heap_setting()
+    ready.wait()
     with worker_logs(lambda method, event: outbox.put(("log", method, event))):
-        for index in _claimed(claims, len(tasks)):
+        for index in _claimed(claims, order):
             task = tasks[index]
             try:
                 report = Relay(lambda message: outbox.put(("report", message)), task)

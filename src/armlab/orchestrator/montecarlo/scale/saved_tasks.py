@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,13 +90,16 @@ class SavedTasks:
         arrays = {"cp_error": output.cp_error, "cp_regret": output.cp_regret, "stopped_at": output.stopped_at,
                   "trials": np.int64(output.trials), "wall_seconds": np.float64(output.wall_seconds),
                   "extra": np.array(json.dumps(output.extra))}
-        path = self.folder / f"{task.run}-{task.policy}-{task.start}-{task.stop}.npz"
-        _write_atomically(path, lambda handle: np.savez(handle, **arrays))
+        _write_atomically(self._path(task), lambda handle: np.savez(handle, **arrays))
 
     def load(self, plans: Sequence[ExperimentPlan]) -> dict[Task, TaskOutput]:
         """Every saved task that fits ``plans`` (a file that does not is left out: its
         replicas run again)."""
-        found: dict[Task, TaskOutput] = {}
+        return dict(self.each(plans))
+
+    def each(self, plans: Sequence[ExperimentPlan]) -> Iterator[tuple[Task, TaskOutput]]:
+        """The saved tasks that fit ``plans``, read one at a time (as :meth:`load` says)."""
+        found: list[Task] = []
         for path in sorted(self.folder.glob("*.npz")):
             match = _NAME.match(path.name)
             if match is None:
@@ -105,15 +108,21 @@ class SavedTasks:
             if not _fits(task, plans) or any(_overlap(task, other) for other in found):
                 continue
             try:
-                with np.load(path, allow_pickle=False) as data:
-                    output = TaskOutput(data["cp_error"], data["cp_regret"], data["stopped_at"],
-                                        json.loads(str(data["extra"])), int(data["trials"]),
-                                        float(data["wall_seconds"]))
+                output = self.read(task)
             except (OSError, ValueError, KeyError, zipfile.BadZipFile):
                 continue
             if len(output.cp_error) == len(output.cp_regret) == len(output.stopped_at) == task.stop - task.start:
-                found[task] = output
-        return found
+                found.append(task)
+                yield task, output
+
+    def read(self, task: Task) -> TaskOutput:
+        """The saved output of ``task`` (raises OSError when there is none)."""
+        with np.load(self._path(task), allow_pickle=False) as data:
+            return TaskOutput(data["cp_error"], data["cp_regret"], data["stopped_at"], json.loads(str(data["extra"])),
+                              int(data["trials"]), float(data["wall_seconds"]))
+
+    def _path(self, task: Task) -> Path:
+        return self.folder / f"{task.run}-{task.policy}-{task.start}-{task.stop}.npz"
 
     def remove(self) -> None:
         """Delete the folder: the whole summary is written, nothing is left to resume."""

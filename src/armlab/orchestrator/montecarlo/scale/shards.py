@@ -11,8 +11,9 @@ and when part of the tasks come from an interrupted run (:mod:`armlab.orchestrat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from armlab.errors import ConfigError
 from armlab.events import Listener
@@ -20,9 +21,11 @@ from armlab.log import get_logger
 from armlab.orchestrator.montecarlo.scale.collect import Collector
 from armlab.orchestrator.montecarlo.scale.dask_cluster import DaskCluster
 from armlab.orchestrator.montecarlo.scale.processes import run_locally
+from armlab.orchestrator.montecarlo.scale.run_outputs import RunOutputs
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
-from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, merge_results, plan_tasks, remaining
 from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
+from armlab.orchestrator.montecarlo.scale.task_costs import CostModel, probed_costs, scheduler
+from armlab.orchestrator.montecarlo.scale.tasks import Task, plan_tasks, remaining
 from armlab.plan import ExperimentPlan
 
 __all__ = ["ShardRunner"]
@@ -30,6 +33,13 @@ __all__ = ["ShardRunner"]
 EXECUTORS = ("local", "dask")
 
 log = get_logger("armlab.orchestrator")
+
+Reduced = TypeVar("Reduced")
+
+
+def _keep(run: int, results: list[PolicyResult]) -> list[PolicyResult]:
+    """The default reduction: a run's per-policy results as they are."""
+    return results
 
 
 @dataclass
@@ -40,7 +50,8 @@ class ShardRunner:
     this process alone).  ``executor="dask"``: a cluster at ``scheduler`` (an address,
     reached within ``connect_timeout`` seconds), or a local one of ``workers`` processes.
     ``shard_size`` splits every run's replicas into blocks of that many (by default only
-    when there are fewer tasks than workers).
+    when there are fewer tasks than workers).  ``cost_model`` estimates each task's cost,
+    and the costliest are handed out first (:mod:`armlab.orchestrator.montecarlo.scale.task_costs`).
     """
 
     workers: int = 1
@@ -48,6 +59,7 @@ class ShardRunner:
     scheduler: str | None = None
     shard_size: int | None = None
     connect_timeout: float = 5.0
+    cost_model: CostModel = probed_costs
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -64,34 +76,35 @@ class ShardRunner:
         progress: ProgressCallback | None = None,
         listeners: Sequence[Listener] = (),
         saved: SavedTasks | None = None,
-    ) -> list[list[PolicyResult]]:
-        """Per plan (sweep values fan out together), per policy results; ``progress`` and
-        ``listeners`` as in :func:`~armlab.orchestrator.runner.run_experiment`.  With
-        ``saved``, the tasks found there are not run again and each new one is saved as
+        reduce: Callable[[int, list[PolicyResult]], Reduced] = _keep,  # type: ignore[assignment]
+    ) -> list[Reduced]:
+        """Per plan (sweep values fan out together), what ``reduce(run, results)`` makes of
+        its per-policy results (by default: those results); ``progress`` and ``listeners``
+        as in :func:`~armlab.orchestrator.runner.run_experiment`.  A run's results are
+        reduced as soon as all its tasks are in, and dropped (:mod:`armlab.orchestrator.montecarlo.scale.run_outputs`).
+        With ``saved``, the tasks found there are not run again and each new one is saved as
         it finishes."""
-        outputs: dict[Task, TaskOutput] = {}
-        if saved is not None:
-            outputs = saved.load(plans)
-            if outputs:
-                log.info("tasks_resumed", tasks=len(outputs), folder=str(saved.folder))
-
-        def finished(task: Task, output: TaskOutput) -> None:
-            outputs[task] = output
-            if saved is not None:
-                saved.save(task, output)
+        outputs = RunOutputs(plans, reduce, saved)
+        done = [] if saved is None else [task for task, _ in saved.each(plans)]
+        if done:
+            log.info("tasks_resumed", tasks=len(done), folder=str(saved.folder))
 
         def start(width: int) -> tuple[list[Task], Collector]:
-            tasks = remaining(plans, plan_tasks(plans, width, self.shard_size), list(outputs))
-            collector = Collector(plans, [*outputs, *tasks], progress, listeners)
-            for task, output in outputs.items():
-                collector.restore(task, output)
+            tasks = remaining(plans, plan_tasks(plans, width, self.shard_size), done)
+            collector = Collector(plans, [*done, *tasks], progress, listeners)
+            if saved is not None:  # read again, one at a time: a resumed sweep is not held whole either
+                for task, output in saved.each(plans):
+                    collector.restore(task, output)
+                    outputs.add(task, output, save=False)
             return tasks, collector
 
+        schedule = scheduler(plans, self.cost_model)
         if self.executor == "dask":
             with DaskCluster(self.workers, self.scheduler, self.connect_timeout) as cluster:
                 tasks, collector = start(cluster.width)
-                cluster.run(plans, tasks, collector, finished)
+                cluster.run(plans, tasks, collector, outputs.add, schedule)
         else:
             tasks, collector = start(self.workers)
-            run_locally(plans, tasks, collector, self.workers, finished)
-        return [merge_results(plan, run, outputs) for run, plan in enumerate(plans)]
+            run_locally(plans, tasks, collector, self.workers, outputs.add, schedule)
+        return outputs.results()
+
