@@ -21,6 +21,7 @@ from pydantic import Field
 
 from armlab.plugins._fast.kept_arm_values import KeptArmValues
 from armlab.plugins._fast.lookup_by_count import LookupByCount
+from armlab.plugins._fast.masked_division import divide_where
 from armlab.plugins._fast.stage_pulls import pulls_in_stage
 from armlab.plugins.interfaces import PluginParams
 from armlab.plugins.policies.sh import SequentialHalving
@@ -42,9 +43,7 @@ __all__ = [
 def uncertainty(weights: np.ndarray, stage_pulls: np.ndarray) -> np.ndarray:
     """``weights / N_{s,i}``; ``+inf`` for an arm not pulled yet in the stage
     (``N_{s,i} <= 0``), which so comes first, also when its weight is 0."""
-    ratio = np.full(np.shape(weights), np.inf)
-    np.divide(weights, stage_pulls, out=ratio, where=stage_pulls > 0)
-    return ratio
+    return divide_where(weights, stage_pulls, stage_pulls > 0, np.inf)
 
 
 class VarianceAdaptiveHalving(SequentialHalving):
@@ -74,7 +73,8 @@ class VarianceAdaptiveHalving(SequentialHalving):
         """``w_{s,i} / N_{s,i}`` of the active arms at flat positions ``at``, ``-inf`` for the
         eliminated ones."""
         ratio = uncertainty(self.weights(stats, at), self.stage_pulls(stats, at))
-        return np.where(stats.active.reshape(-1)[at], ratio, -np.inf)
+        active = stats.active.reshape(-1)[at]
+        return ratio if np.count_nonzero(active) == active.size else np.where(active, ratio, -np.inf)
 
     def next_stage(self, stats: ArmStats, rows: np.ndarray) -> None:
         super().next_stage(stats, rows)
@@ -129,9 +129,7 @@ def variance_bound(observations: np.ndarray, m2: np.ndarray, factor: np.ndarray)
     """``U = s^2 / (1 - 2 sqrt(ln(1/delta) / (N - 1)))`` from ``N`` observations whose sum of
     squared deviations is ``m2`` (``s^2 = m2 / (N - 1)``, the unbiased sample variance), given
     ``factor = variance_inflation(N, delta)``; ``+inf`` where the bound is invalid."""
-    bound = np.full(factor.shape, np.inf)
-    np.divide(m2, observations - 1, out=bound, where=np.isfinite(factor))  # finite: N > 1
-    return bound * factor
+    return divide_where(m2, observations - 1, np.isfinite(factor), np.inf) * factor  # finite: N > 1
 
 
 def forced_stage_pulls(delta: float) -> int:
