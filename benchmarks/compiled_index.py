@@ -201,10 +201,10 @@ class CompiledSelection:
         self.slope, self.values = np.zeros((replicas, k)), np.empty((replicas, k))
         self.changed = np.full(replicas, -1, dtype=np.int64)
         self.best, self.tied = np.zeros(replicas, dtype=np.int64), np.zeros(replicas, dtype=np.int64)
-        policy._lazy_argmax.invalidate = self.invalidate
+        policy._lazy_argmax.observed = self.observed
         policy.select = self.select
 
-    def invalidate(self, stats, rows, arms) -> None:
+    def observed(self, stats, rows, arms) -> None:
         self.changed[rows] = arms
 
     def select(self, stats) -> np.ndarray:

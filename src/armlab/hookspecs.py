@@ -28,9 +28,8 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from armlab.orchestrator.montecarlo.engine import StepObserver
-    from armlab.plan import ExperimentPlan
-    from armlab.plugins.interfaces import Allocator, Policy, ResultSink, RewardSource
+    from armlab.config_tables import MetricsConfig
+    from armlab.plugins.interfaces import Allocator, Policy, ResultSink, RewardSource, StepObserver
     from armlab.plugins.scalar import ScalarPolicy
 
 hookspec = pluggy.HookspecMarker("armlab")
@@ -90,11 +89,18 @@ def armlab_register_commands(cli: click.Group) -> None:
 
 
 @hookspec
-def armlab_step_observers(plan: ExperimentPlan) -> list[StepObserver]:
-    """Return the step observers (extra metrics tracked every simulated step) ``plan`` needs.
+def armlab_step_observers(metrics: MetricsConfig, bandit_labels: list[str] | None, plan: object) -> list[StepObserver]:
+    """Return the step observers (extra metrics tracked every simulated step) a run needs.
 
-    :param plan: the validated experiment; return ``[]`` when it asks for none of yours.
+    :param metrics: the experiment's ``[metrics]`` table; return ``[]`` when it asks for none
+        of yours.
+    :param bandit_labels: the labels of a ``[[bandits]]`` experiment's bandits, in order;
+        ``None`` for a single-bandit experiment.
+    :param plan: the validated experiment (:class:`armlab.plan.ExperimentPlan`), for
+        implementations written before ``metrics`` and ``bandit_labels``; new ones take only
+        what they read (pluggy passes an implementation the arguments it names).
 
     Called once for every policy of every simulated run (observers keep per-run state, so
     return fresh ones); each observer's ``summary()`` joins that policy's summary entry.
+    Observers receive the run as :class:`armlab.plugins.interfaces.SimulatedRun`.
     """

@@ -9,7 +9,6 @@ out is accepted: it was never asked for.
 
 from __future__ import annotations
 
-from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig
 from armlab.errors import ConfigError, PluginError
 from armlab.plugins.registry import Registry
@@ -28,7 +27,7 @@ def has_live_source(config: ExperimentConfig, registry: Registry) -> bool:
         source = registry.get("source", config.bandit_list()[0].source.plugin)
     except PluginError:
         return False
-    return issubclass(source, LiveSource)
+    return source.live
 
 
 def _asks_for_replicas(config: ExperimentConfig) -> bool:

@@ -60,7 +60,7 @@ def test_concave_level_index_is_the_exact_argmax_and_computes_few_entries(random
         np.testing.assert_array_equal(chosen, expected)
         # the chosen arm's statistics change (its index drops), as after a pull
         a[rows, chosen] -= gen.choice([0.0, 0.05], size=r)
-        lazy.invalidate(shape, rows, chosen)
+        lazy.observed(shape, rows, chosen)
     assert np.mean(computed[50:]) < 0.25 * r * k  # the point: far fewer than R x K solves
 
 

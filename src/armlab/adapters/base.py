@@ -82,6 +82,8 @@ class LiveSource(Plugin, ABC):
     """
 
     reward_range: ClassVar[tuple[float, float]] = (-float("inf"), float("inf"))
+    #: Rewards come from the outside world (what the plugin registry asks a source class).
+    live: ClassVar[bool] = True
     #: False for sources whose trials are handed out by ``ask`` (the HTTP service or the
     #: Python ask/tell API) instead of being run by armlab through :meth:`pull`.
     runs_trials: ClassVar[bool] = True

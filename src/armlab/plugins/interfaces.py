@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -27,6 +27,8 @@ __all__ = [
     "Policy",
     "ResultSink",
     "RewardSource",
+    "SimulatedRun",
+    "StepObserver",
 ]
 
 #: Returned by ``Policy.select`` for a replica that has nothing left to pull.
@@ -129,6 +131,9 @@ class RewardSource(Plugin, ABC):
 
     #: Support of the rewards; policies with a bounded-reward model check it.
     reward_range: ClassVar[tuple[float, float]] = (-float("inf"), float("inf"))
+    #: Whether rewards come from the outside world (:class:`armlab.adapters.LiveSource` says
+    #: ``True``); the registry and the config rules ask the class, not its ancestry.
+    live: ClassVar[bool] = False
 
     @property
     @abstractmethod
@@ -209,3 +214,43 @@ class ResultSink(Plugin, ABC):
     @abstractmethod
     def write(self, summary: Mapping[str, Any], out_dir: Path) -> Path:
         """Persist ``summary`` under ``out_dir``; return the path written."""
+
+
+class SimulatedRun(Protocol):
+    """What a step observer reads of a simulated run after each step (the Monte Carlo
+    engine's ``Simulation`` is one): the replicas, the bandits and their statistics."""
+
+    @property
+    def replica_ids(self) -> np.ndarray:
+        """Global replica ids ``(R,)`` of this block of replicas."""
+
+    @property
+    def problems(self) -> list[Problem]:
+        """One problem (with truth) per bandit."""
+
+    @property
+    def budget(self) -> int:
+        """Trials per replica."""
+
+    @property
+    def stats(self) -> list[ArmStats]:
+        """One ``(R, K)`` statistics object per bandit."""
+
+    @property
+    def dispatched(self) -> np.ndarray:
+        """Trials dispatched ``(R,)`` per replica, over every bandit."""
+
+    @property
+    def checkpoints(self) -> np.ndarray:
+        """The trial counts at which curves are recorded."""
+
+
+class StepObserver(Protocol):
+    """Extra metrics computed along a run (e.g. a confidence bound tracked every step),
+    returned by the ``armlab_step_observers`` hook."""
+
+    def after_step(self, sim: SimulatedRun) -> None:
+        """Called at the end of every simulated step (after results were observed)."""
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready entries merged into the policy's summary."""

@@ -20,10 +20,9 @@ from typing import Any, Literal
 import pluggy
 
 from armlab import hookspecs
-from armlab.adapters.base import LiveSource
 from armlab.config import suggest
 from armlab.errors import DuplicatePluginError, PluginError, UnknownPluginError
-from armlab.plugins.interfaces import Allocator, Policy, ResultSink, RewardSource
+from armlab.plugins.interfaces import Allocator, Plugin, Policy, ResultSink, RewardSource
 from armlab.plugins.manager import (
     BUILTIN_PLUGINS,
     entry_points_enabled,
@@ -35,13 +34,23 @@ __all__ = ["KINDS", "PluginInfo", "Registry", "default_registry", "plain_text"]
 
 Kind = Literal["policy", "source", "allocator", "sink"]
 
-#: kind -> (hook name, required base classes)
+#: kind -> (hook name, required base classes).  A source is a :class:`RewardSource` or a
+#: plugin whose class says ``live = True`` (:class:`armlab.adapters.LiveSource`): the registry
+#: asks the class, so it needs nothing from the adapters built on top of it.
 KINDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "policy": ("armlab_register_policies", (Policy, ScalarPolicy)),
-    "source": ("armlab_register_sources", (RewardSource, LiveSource)),
+    "source": ("armlab_register_sources", (RewardSource, Plugin)),
     "allocator": ("armlab_register_allocators", (Allocator,)),
     "sink": ("armlab_register_sinks", (ResultSink,)),
 }
+
+
+def _is_a(cls: object, kind: str, bases: tuple[type, ...]) -> bool:
+    """Whether ``cls`` is a plugin class of ``kind``: a subclass of its bases, and for a
+    source either simulated (a :class:`RewardSource`) or live (its class says ``live = True``)."""
+    if not (isinstance(cls, type) and issubclass(cls, bases)):
+        return False
+    return kind != "source" or issubclass(cls, RewardSource) or getattr(cls, "live", False) is True
 
 
 @dataclass(frozen=True)
@@ -159,10 +168,10 @@ class Registry:
             for cls in classes:
                 if cls is None:
                     continue
-                if not (isinstance(cls, type) and issubclass(cls, bases)):
+                if not _is_a(cls, kind, bases):
+                    named = "RewardSource or LiveSource" if kind == "source" else " or ".join(b.__name__ for b in bases)
                     raise PluginError(
-                        f"plugin {plugin_name!r} registered {cls!r} as a {kind}, "
-                        f"but it is not a subclass of {' or '.join(b.__name__ for b in bases)}"
+                        f"plugin {plugin_name!r} registered {cls!r} as a {kind}, but it is not a subclass of {named}"
                     )
                 name = getattr(cls, "name", None)
                 if not isinstance(name, str) or not name:

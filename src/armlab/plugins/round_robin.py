@@ -26,7 +26,7 @@ class RoundRobin:
 
     def restart(self, stats: ArmStats, rows: np.ndarray, start: np.ndarray | int) -> None:
         """Count the active arms of ``rows`` from ``start`` (pulls, per arm or one for all)."""
-        self._pulls.restart(stats, rows, start)
+        self._pulls.count_from(stats, rows, start)
 
     def pulls(self, stats: ArmStats) -> np.ndarray:
         """Pulls since the start ``(R, K)`` of the active arms; eliminated arms get at least

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -20,21 +20,11 @@ from armlab.config import FeedbackConfig
 from armlab.orchestrator.core import DecisionCore
 from armlab.orchestrator.montecarlo.delays import DelayModel, PendingLedger
 from armlab.orchestrator.montecarlo.metrics import recommendation_errors
-from armlab.plugins.interfaces import Allocator, Policy, RewardSource
+from armlab.plugins.interfaces import Allocator, Policy, RewardSource, StepObserver
 from armlab.problem import Objective, Problem
 from armlab.stats import ArmStats
 
 __all__ = ["Simulation", "StepObserver"]
-
-
-class StepObserver(Protocol):
-    """Extra metrics computed along a run (e.g. a confidence bound tracked every step)."""
-
-    def after_step(self, sim: Simulation) -> None:
-        """Called at the end of every simulated step (after results were observed)."""
-
-    def summary(self) -> dict[str, Any]:
-        """JSON-ready entries merged into the policy's summary."""
 
 
 @dataclass(frozen=True)

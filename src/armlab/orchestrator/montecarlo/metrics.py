@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from armlab.problem import Objective, Problem
+from armlab.replica_means import mean_and_stderr
 
 __all__ = ["mean_and_stderr", "recommendation_errors"]
 
@@ -29,12 +28,3 @@ def recommendation_errors(problem: Problem, rows: np.ndarray, answer: np.ndarray
     best = means.max(axis=1)
     picked = means[np.arange(rows.size), answer]
     return picked < best - problem.epsilon
-
-
-def mean_and_stderr(values: np.ndarray) -> tuple[list[float], list[float | None]]:
-    """Column means of ``(R, C)`` values and their standard errors (None when R = 1)."""
-    mean = values.mean(axis=0)
-    if values.shape[0] < 2:
-        return mean.tolist(), [None] * values.shape[1]
-    stderr = values.std(axis=0, ddof=1) / math.sqrt(values.shape[0])
-    return mean.tolist(), stderr.tolist()

@@ -107,7 +107,9 @@ def make_observers(plan: ExperimentPlan) -> list[StepObserver]:
     """Fresh step observers for one run of ``plan``: those its registry's plugins give
     (``armlab_step_observers``; the built-in greedy-confidence-pursuit plugin tracks
     ``[metrics] confidence`` and bandit completions in multi-bandit runs)."""
-    return [observer for found in plan.registry.pm.hook.armlab_step_observers(plan=plan) for observer in found]
+    labels = [bandit.label for bandit in plan.bandits] if plan.multi_bandit else None
+    found = plan.registry.pm.hook.armlab_step_observers(metrics=plan.config.metrics, bandit_labels=labels, plan=plan)
+    return [observer for observers in found for observer in observers]
 
 
 def simulate(

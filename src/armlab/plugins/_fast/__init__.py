@@ -20,6 +20,10 @@ to end at K = 100 arms, R = 500 replicas; a helper is kept only where it gains 1
 * fixed confidence: :mod:`.kept_top_set`, :mod:`.gap_round` and :mod:`.lookup_by_count_at_level`
   (UGapE, LUCB1).
 
+The helpers that keep an ``(R, K)`` array between steps share one protocol,
+:class:`~armlab.plugins._fast.kept_per_arm.KeptPerArm`: ``observed(stats, rows, arms)`` after
+results, ``refresh_rows(stats, rows)`` after any other change of some replicas.
+
 Each helper has a reference path, the plain recomputation, taken while
 :func:`reference_paths` is active.  ``tests/foundation/test_fast_paths.py`` runs every built-in
 policy both ways on seeded problems (delays and out-of-step replicas included) and requires the

@@ -16,7 +16,8 @@ class ArmsToRetest:
     The test's verdict for an arm depends only on that arm's observed statistics and on
     constants of its replica.  Once every arm of a replica has been tested, a verdict can
     change only for an arm whose statistics changed (the arm whose result just arrived) or
-    after the replica's constants changed (:meth:`every_arm_of`).  :meth:`after_results`
+    after the replica's constants changed (:meth:`refresh_rows`, the verb of
+    :class:`~armlab.plugins._fast.kept_per_arm.KeptPerArm`).  :meth:`after_results`
     returns those arms: one per replica per step instead of all ``K``, which saves the test
     over ``(R, K)`` at every step.
 
@@ -28,7 +29,7 @@ class ArmsToRetest:
         self.n_arms = n_arms
         self._every_arm = np.ones(replicas, dtype=bool)  # none tested yet, or constants changed
 
-    def every_arm_of(self, rows: np.ndarray) -> None:
+    def refresh_rows(self, stats: ArmStats, rows: np.ndarray) -> None:
         """The constants of replicas ``rows`` changed: test all their arms at their next result."""
         self._every_arm[rows] = True
 

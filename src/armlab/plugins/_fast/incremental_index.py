@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from armlab.plugins import _fast
+from armlab.plugins._fast.kept_per_arm import KeptPerArm
 from armlab.stats import ArmStats
 
 __all__ = ["IncrementalIndex", "IndexAt"]
@@ -16,7 +17,7 @@ __all__ = ["IncrementalIndex", "IndexAt"]
 IndexAt = Callable[[ArmStats, np.ndarray, np.ndarray], np.ndarray]
 
 
-class IncrementalIndex:
+class IncrementalIndex(KeptPerArm):
     """An index whose value for an arm depends only on that arm's statistics (APT, UCB-E,
     UCBEV), kept as an ``(R, K)`` array.
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from armlab.plugins import _fast
+from armlab.plugins._fast.kept_per_arm import KeptPerArm
 from armlab.stats import ArmStats
 
 __all__ = ["KeptArmValues", "ValuesAt"]
@@ -16,9 +17,9 @@ __all__ = ["KeptArmValues", "ValuesAt"]
 ValuesAt = Callable[[ArmStats, "np.ndarray | slice"], np.ndarray]
 
 
-class KeptArmValues:
+class KeptArmValues(KeptPerArm):
     """Values ``(R, K)`` of which an arm's entry changes only with that arm's statistics (and
-    the owner's state, which the owner resets by starting anew): Sequential Halving's
+    the owner's state, whose changes the owner reports by :meth:`refresh_rows`): Sequential Halving's
     per-stage ratios (SHVar, SHAdaVar).
 
     Each step changes the statistics of one arm per replica, so :meth:`observed` recomputes
@@ -51,6 +52,8 @@ class KeptArmValues:
             flat = stats.flat_index(rows, arms)
             self._flat[flat] = self.values_at(stats, flat)
 
-    def restart(self) -> None:
-        """Every value may have changed: recompute all at the next :meth:`current`."""
-        self._current = False
+    def refresh_rows(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """Replicas ``rows`` changed: recompute all (whole arrays, no gathers) at the next
+        :meth:`current`."""
+        if rows.size:
+            self._current = False

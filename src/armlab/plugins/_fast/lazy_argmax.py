@@ -31,6 +31,7 @@ from collections.abc import Callable
 import numpy as np
 
 from armlab.plugins import _fast
+from armlab.plugins._fast.kept_per_arm import KeptPerArm
 from armlab.plugins.selection import argmax, random_among_entries
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -43,10 +44,10 @@ __all__ = ["LazyArgmax"]
 ValueAndSlope = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
-class LazyArgmax:
+class LazyArgmax(KeptPerArm):
     """Lower and tangent upper bounds of every entry, refined on demand; see the module docstring.
 
-    Call :meth:`invalidate` for the arms whose statistics changed (they are computed at the
+    Call :meth:`observed` for the arms whose statistics changed (they are computed at the
     next selection), and :meth:`select` with the current level per replica.  The policy
     decides when this applies (e.g. once every arm is warm and none is eliminated).
     """
@@ -71,10 +72,16 @@ class LazyArgmax:
         self._changed: list[np.ndarray] = []
         self._row_starts = np.arange(replicas) * n_arms
 
-    def invalidate(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
+    def observed(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
         """Forget the entries of arms whose statistics just changed (computed at the next
         :meth:`select`, before anything is compared with them)."""
-        flat = stats.flat_index(rows, arms)
+        self._forget(stats.flat_index(rows, arms))
+
+    def refresh_rows(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """Forget every entry of replicas ``rows``."""
+        self._forget((self._row_starts[rows][:, None] + np.arange(self.n_arms)).reshape(-1))
+
+    def _forget(self, flat: np.ndarray) -> None:
         self._flat_intercept[flat] = np.inf
         self._flat_lower[flat] = -np.inf
         self._constant[flat] = False
@@ -116,7 +123,7 @@ class LazyArgmax:
         return argmax(value.reshape(self._lower.shape), rng, step)
 
     def _take_changed(self) -> np.ndarray:
-        """Positions invalidated since the last selection, each once."""
+        """Positions forgotten since the last selection, each once."""
         changed = self._changed
         self._changed = []
         if len(changed) == 1:

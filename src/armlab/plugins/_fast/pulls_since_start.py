@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from armlab.plugins import _fast
+from armlab.plugins._fast.kept_per_arm import KeptPerArm
 from armlab.stats import ArmStats
 
 __all__ = ["ELIMINATED", "PullsSinceStart"]
@@ -14,7 +15,7 @@ __all__ = ["ELIMINATED", "PullsSinceStart"]
 ELIMINATED = 2**62
 
 
-class PullsSinceStart:
+class PullsSinceStart(KeptPerArm):
     """``N_i``, the pulls (observed + pending) of every arm since its start, ``(R, K)`` int64,
     and at least :data:`ELIMINATED` for the arms eliminated: the values whose argmin is the
     round robin over the active arms (:class:`~armlab.plugins.round_robin.RoundRobin`).
@@ -22,9 +23,9 @@ class PullsSinceStart:
     Definition, and reference path: ``where(active, counts + pending - start, ELIMINATED)``,
     computed at every call: four passes over ``(R, K)``.  Speed paths, each exact:
 
-    * the start of an arm that is eliminated when the owner sets it (:meth:`restart` reads
+    * the start of an arm that is eliminated when the owner sets it (:meth:`count_from` reads
       ``stats.active``) is ``-ELIMINATED``, so no mask is applied per step; the owner calls
-      :meth:`restart` whenever it eliminates arms;
+      :meth:`count_from` whenever it eliminates arms;
     * without results in flight (:meth:`ArmStats.all_observed`) the pulls are the counts;
     * an owner that reports every result (:meth:`observed`) gets the array kept between
       steps: only the entries of the arms just observed are recomputed (``R`` of them), and
@@ -43,9 +44,13 @@ class PullsSinceStart:
         self._reported = False  # the owner reports its results: the kept array may be used
         self._current = False  # the kept array is current, but for the results reported since
 
-    def restart(self, stats: ArmStats, rows: np.ndarray, start: np.ndarray | int) -> None:
+    def count_from(self, stats: ArmStats, rows: np.ndarray, start: np.ndarray | int) -> None:
         """Count the active arms of ``rows`` from ``start`` (pulls, per arm or one for all)."""
         self._start[rows] = np.where(stats.active[rows], start, -ELIMINATED)
+        self.refresh_rows(stats, rows)
+
+    def refresh_rows(self, stats: ArmStats, rows: np.ndarray) -> None:
+        """Replicas ``rows`` changed: the whole array is recomputed at the next :meth:`current`."""
         self._current = False
 
     def current(self, stats: ArmStats) -> np.ndarray:

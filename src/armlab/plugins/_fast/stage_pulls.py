@@ -1,6 +1,9 @@
-"""The pulls of the active arms so far in a stage, read from the dispatch count."""
+"""A count of a stage's pulls read from the dispatch count, for a policy that dispatches only
+the arms it keeps active during the stage."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -10,13 +13,14 @@ from armlab.stats import ArmStats
 __all__ = ["pulls_in_stage"]
 
 
-def pulls_in_stage(stats: ArmStats, stage_start: np.ndarray, dispatched_at_start: np.ndarray) -> np.ndarray:
-    """``sum_{i in A_s} N_{s,i}`` per replica ``(R,)``: the pulls (observed + pending) of the
-    active arms since their stage began, ``N_{s,i} = pulls - stage_start``, for a policy with
-    stages (SHAdaVar's forced phase).
+def pulls_in_stage(
+    stats: ArmStats, definition: Callable[[ArmStats], np.ndarray], dispatched_at_start: np.ndarray
+) -> np.ndarray:
+    """``definition(stats)``: the pulls (observed + pending) of the active arms since their
+    stage began, per replica ``(R,)``, as the policy defines them (SHAdaVar's ``t - 1``).
 
-    Reference path: the sum, four passes over ``(R, K)``.  Speed path: when no trial was ever
-    released (:meth:`ArmStats.all_observed`), it is the number of trials dispatched since the
+    Reference path: ``definition``, passes over ``(R, K)``.  Speed path: when no trial was
+    ever released (:meth:`ArmStats.all_observed`), the number of trials dispatched since the
     stage began, ``dispatched - dispatched_at_start``: such a policy dispatches active arms
     only and eliminates arms only when a stage ends, so each dispatch since added one pull to
     an active arm, and an observation only moves a pull from pending to observed.  One
@@ -25,4 +29,4 @@ def pulls_in_stage(stats: ArmStats, stage_start: np.ndarray, dispatched_at_start
     """
     if _fast.enabled() and stats.all_observed():
         return stats.dispatched - dispatched_at_start
-    return np.where(stats.active, stats.pulls - stage_start, 0).sum(axis=1)
+    return definition(stats)

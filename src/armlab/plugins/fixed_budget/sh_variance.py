@@ -21,6 +21,7 @@ from pydantic import Field
 
 from armlab.plugins._fast.kept_arm_values import KeptArmValues
 from armlab.plugins._fast.lookup_by_count import LookupByCount
+from armlab.plugins._fast.masked_division import divide_where
 from armlab.plugins._fast.stage_pulls import pulls_in_stage
 from armlab.plugins.interfaces import PluginParams
 from armlab.plugins.policies.sh import SequentialHalving
@@ -42,9 +43,7 @@ __all__ = [
 def uncertainty(weights: np.ndarray, stage_pulls: np.ndarray) -> np.ndarray:
     """``weights / N_{s,i}``; ``+inf`` for an arm not pulled yet in the stage
     (``N_{s,i} <= 0``), which so comes first, also when its weight is 0."""
-    ratio = np.full(np.shape(weights), np.inf)
-    np.divide(weights, stage_pulls, out=ratio, where=stage_pulls > 0)
-    return ratio
+    return divide_where(weights, stage_pulls, stage_pulls > 0, np.inf)
 
 
 class VarianceAdaptiveHalving(SequentialHalving):
@@ -72,14 +71,16 @@ class VarianceAdaptiveHalving(SequentialHalving):
 
     def ratios_at(self, stats: ArmStats, at: np.ndarray | slice) -> np.ndarray:
         """``w_{s,i} / N_{s,i}`` of the active arms at flat positions ``at``, ``-inf`` for the
-        eliminated ones."""
-        ratio = uncertainty(self.weights(stats, at), self.stage_pulls(stats, at))
-        return np.where(stats.active.reshape(-1)[at], ratio, -np.inf)
+        eliminated ones (``N_{s,i}`` as the round robin keeps them: the pulls since the stage
+        began, for the active arms)."""
+        ratio = uncertainty(self.weights(stats, at), self.round_robin.pulls(stats).reshape(-1)[at])
+        active = stats.active.reshape(-1)[at]
+        return ratio if np.count_nonzero(active) == active.size else np.where(active, ratio, -np.inf)
 
     def next_stage(self, stats: ArmStats, rows: np.ndarray) -> None:
         super().next_stage(stats, rows)
         if rows.size:
-            self.ratio.restart()
+            self.ratio.refresh_rows(stats, rows)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         super().update(stats, rows, arms, rewards)
@@ -129,9 +130,7 @@ def variance_bound(observations: np.ndarray, m2: np.ndarray, factor: np.ndarray)
     """``U = s^2 / (1 - 2 sqrt(ln(1/delta) / (N - 1)))`` from ``N`` observations whose sum of
     squared deviations is ``m2`` (``s^2 = m2 / (N - 1)``, the unbiased sample variance), given
     ``factor = variance_inflation(N, delta)``; ``+inf`` where the bound is invalid."""
-    bound = np.full(factor.shape, np.inf)
-    np.divide(m2, observations - 1, out=bound, where=np.isfinite(factor))  # finite: N > 1
-    return bound * factor
+    return divide_where(m2, observations - 1, np.isfinite(factor), np.inf) * factor  # finite: N > 1
 
 
 def forced_stage_pulls(delta: float) -> int:
@@ -184,15 +183,21 @@ class SHAdaVar(VarianceAdaptiveHalving):
         self.stage_m2 = np.zeros((replicas, problem.n_arms))  # sum of squared deviations of stage results
         self.stage_first_dispatch = np.zeros(replicas, dtype=np.int64)  # dispatches when stage s began
         self.forced_length = self.n_active * self.forced_pulls  # |A_s| L
+        self.row_starts = np.arange(replicas) * problem.n_arms  # flat position of each replica's arm 0
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
-        in_stage = pulls_in_stage(stats, self.stage_start, self.stage_first_dispatch)  # t - 1
+        in_stage = pulls_in_stage(stats, self.pulls_so_far, self.stage_first_dispatch)  # t - 1
         forced = in_stage < self.forced_length
         if forced.all():
             return self.round_robin.select(stats)
         ratios = self.ratio.current(stats)
         arms = self.unsure_first(stats, np.argmax(ratios, axis=1), ratios)
         return np.where(forced, self.round_robin.select(stats), arms) if forced.any() else arms
+
+    def pulls_so_far(self, stats: ArmStats) -> np.ndarray:
+        """``t - 1 = sum_{i in A_s} N_{s,i}`` per replica ``(R,)``: the stage pulls (observed +
+        pending) of the active arms so far."""
+        return np.where(stats.active, stats.pulls - self.stage_start, 0).sum(axis=1)
 
     def weights(self, stats: ArmStats, at: np.ndarray | slice) -> np.ndarray:
         """``U_{s,i}``."""
@@ -207,7 +212,7 @@ class SHAdaVar(VarianceAdaptiveHalving):
         """``arms`` (of largest ``ratios``), but where some active arm's bound is invalid, the
         one of them with the fewest ``N_{s,i}`` (lowest index on ties).  Its ratio is ``+inf``,
         so only replicas whose largest ratio is ``+inf`` can have one."""
-        chosen = ratios.reshape(-1)[stats.flat_index(np.arange(stats.replicas), arms)]
+        chosen = ratios.reshape(-1)[self.row_starts + arms]
         rows = np.flatnonzero(chosen == np.inf)
         if rows.size == 0:
             return arms

@@ -28,14 +28,12 @@ def armlab_register_sources():
 
 
 @hookimpl
-def armlab_step_observers(plan):
+def armlab_step_observers(metrics, bandit_labels):
     """The confidence bound when ``[metrics] confidence`` asks for it; bandits completed vs
     trials in every multi-bandit run (the point of one)."""
-    metrics = plan.config.metrics
     observers = []
     if metrics.confidence:
         observers.append(ConfidenceObserver(metrics.confidence_level, metrics.confidence_hold))
-    if plan.multi_bandit:
-        labels = [bandit.label for bandit in plan.bandits]
-        observers.append(BanditCompletionObserver(metrics.confidence_level, metrics.confidence_hold, labels))
+    if bandit_labels is not None:
+        observers.append(BanditCompletionObserver(metrics.confidence_level, metrics.confidence_hold, bandit_labels))
     return observers

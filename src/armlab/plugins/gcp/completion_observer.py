@@ -31,17 +31,15 @@ Summary keys added to each policy's entry:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from armlab.multibandit import target_arms, target_is_best
-from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
 from armlab.plugins.gcp.confidence import CompletionClock
 from armlab.plugins.gcp.tracking import ConfidenceTracker
-
-if TYPE_CHECKING:
-    from armlab.orchestrator.montecarlo.engine import Simulation
+from armlab.plugins.interfaces import SimulatedRun
+from armlab.replica_means import mean_and_stderr
 
 __all__ = ["BanditCompletionObserver"]
 
@@ -53,19 +51,19 @@ class BanditCompletionObserver:
         self.level = level
         self.hold = hold
         self.labels = labels
-        self._sim: Simulation | None = None
+        self._sim: SimulatedRun | None = None
 
     def __repr__(self) -> str:
         return f"BanditCompletionObserver(level={self.level}, hold={self.hold})"
 
-    def _start(self, sim: Simulation) -> None:
+    def _start(self, sim: SimulatedRun) -> None:
         replicas, bandits = sim.replica_ids.size, len(sim.problems)
         self._sim = sim
         self.tracker = ConfidenceTracker(sim.problems, replicas)
         self.clock = CompletionClock((replicas, bandits), self.level, self.hold)
         self.trials = np.zeros(replicas, dtype=np.int64)
 
-    def after_step(self, sim: Simulation) -> None:
+    def after_step(self, sim: SimulatedRun) -> None:
         if self._sim is not sim:
             self._start(sim)
         rho = self.tracker.refresh(sim.stats)

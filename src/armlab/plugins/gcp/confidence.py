@@ -22,12 +22,15 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from armlab.complexity import midpoint_gaps
+from armlab.problem import Objective, Problem
+from armlab.stats import ArmStats
 
 __all__ = [
     "CompletionClock",
     "beta_posterior",
     "completion_time",
     "confidence_lower_bound",
+    "confidence_of",
     "threshold_confidence_lower_bound",
 ]
 
@@ -94,6 +97,24 @@ def threshold_confidence_lower_bound(
     classified on the right side of it (the thresholding analogue; not in the greedy-confidence-pursuit paper)."""
     means = np.asarray(posterior_means, dtype=np.float64)
     return _union_bound(np.abs(means - threshold), trials, _return_sds(means, posterior_sds))
+
+
+def confidence_of(problem: Problem, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
+    """The eq. (3) bound ``(len(rows),)`` of replicas ``rows`` from their statistics."""
+    counts = stats.counts[rows].astype(np.float64)
+    low, high = problem.reward_range
+    if low >= 0.0 and high <= 1.0:
+        successes = counts * stats.means[rows]
+        means, trials = beta_posterior(successes, counts - successes)
+        sds = None
+    else:
+        means = stats.means[rows]
+        trials = np.where(counts >= 2, counts, 0.0)
+        sds = np.sqrt(stats.variances(ddof=1)[rows])
+    if problem.objective is Objective.THRESHOLD:
+        assert problem.threshold is not None
+        return threshold_confidence_lower_bound(means, trials, problem.threshold, sds)
+    return confidence_lower_bound(means, trials, problem.top_m, sds)
 
 
 class CompletionClock:

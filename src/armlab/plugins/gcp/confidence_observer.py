@@ -36,42 +36,15 @@ Summary keys added to each policy's entry:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from armlab.orchestrator.montecarlo.metrics import mean_and_stderr
-from armlab.plugins.gcp.confidence import (
-    CompletionClock,
-    beta_posterior,
-    confidence_lower_bound,
-    threshold_confidence_lower_bound,
-)
-from armlab.problem import Objective, Problem
-from armlab.stats import ArmStats
-
-if TYPE_CHECKING:
-    from armlab.orchestrator.montecarlo.engine import Simulation
+from armlab.plugins.gcp.confidence import CompletionClock, confidence_of
+from armlab.plugins.interfaces import SimulatedRun
+from armlab.replica_means import mean_and_stderr
 
 __all__ = ["ConfidenceObserver", "confidence_of"]
-
-
-def confidence_of(problem: Problem, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-    """The eq. (3) bound ``(len(rows),)`` of replicas ``rows`` from their statistics."""
-    counts = stats.counts[rows].astype(np.float64)
-    low, high = problem.reward_range
-    if low >= 0.0 and high <= 1.0:
-        successes = counts * stats.means[rows]
-        means, trials = beta_posterior(successes, counts - successes)
-        sds = None
-    else:
-        means = stats.means[rows]
-        trials = np.where(counts >= 2, counts, 0.0)
-        sds = np.sqrt(stats.variances(ddof=1)[rows])
-    if problem.objective is Objective.THRESHOLD:
-        assert problem.threshold is not None
-        return threshold_confidence_lower_bound(means, trials, problem.threshold, sds)
-    return confidence_lower_bound(means, trials, problem.top_m, sds)
 
 
 class ConfidenceObserver:
@@ -80,12 +53,12 @@ class ConfidenceObserver:
     def __init__(self, level: float = 0.98, hold: int = 100) -> None:
         self.level = level
         self.hold = hold
-        self._sim: Simulation | None = None
+        self._sim: SimulatedRun | None = None
 
     def __repr__(self) -> str:
         return f"ConfidenceObserver(level={self.level}, hold={self.hold})"
 
-    def _start(self, sim: Simulation) -> None:
+    def _start(self, sim: SimulatedRun) -> None:
         replicas, bandits = sim.replica_ids.size, len(sim.problems)
         self._sim = sim
         self.clock = CompletionClock((replicas, bandits), self.level, self.hold)
@@ -101,7 +74,7 @@ class ConfidenceObserver:
         self.trials = np.zeros(replicas, dtype=np.int64)
         self.observed = np.zeros(replicas, dtype=np.int64)
 
-    def after_step(self, sim: Simulation) -> None:
+    def after_step(self, sim: SimulatedRun) -> None:
         if self._sim is not sim:
             self._start(sim)
         trials = sim.dispatched

@@ -5,7 +5,7 @@ multi-bandit completion metric records it every trial.  Recomputing every bandit
 would cost B bound evaluations per step; instead :class:`ConfidenceTracker` recomputes only
 the (replica, bandit) pairs whose statistics received results since the last refresh, in one
 vectorized evaluation per group of alike bandits (:func:`armlab.multibandit.group_bandits`).
-The bound itself is :func:`armlab.plugins.gcp.confidence_observer.confidence_of`, the same
+The bound itself is :func:`armlab.plugins.gcp.confidence.confidence_of`, the same
 definition single-bandit runs report (Beta(1, 1) posterior for rewards in [0, 1]).
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from armlab.multibandit import group_bandits
-from armlab.plugins.gcp.confidence_observer import confidence_of
+from armlab.plugins.gcp.confidence import confidence_of
 from armlab.problem import Problem
 from armlab.stats import ArmStats
 

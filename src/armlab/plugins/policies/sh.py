@@ -122,8 +122,3 @@ class SequentialHalving(Policy):
         cumulative = np.argmax(np.where(usable, stats.means, -np.inf), axis=1)
         final = np.argmax(np.where(stats.active, self.stage_mean, -np.inf), axis=1)
         return np.where(finished & (self.stage == self.n_stages - 1), final, cumulative)
-
-    def stage_pulls(self, stats: ArmStats, at: np.ndarray | slice) -> np.ndarray:
-        """``N_{s,i}`` at flat positions ``at`` (:meth:`ArmStats.flat_index`; ``slice(None)``:
-        all)."""
-        return stats.pulls_at(at) - self.stage_start.reshape(-1)[at]

@@ -111,7 +111,7 @@ class BayesUCB(IndexPolicy):
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         if self.params.posterior == "beta":
-            self._lazy_argmax.invalidate(stats, rows, arms)
+            self._lazy_argmax.observed(stats, rows, arms)
         else:
             self._terms.observed(stats, rows, arms)
 

@@ -12,7 +12,6 @@ from armlab.log import get_logger
 from armlab.plugins._fast.elimination_bounds import Bounds, EliminationBounds
 from armlab.plugins.index_policy import IndexPolicy
 from armlab.plugins.regret.base import RegretParams, require_budget_for_first_pulls
-from armlab.plugins.selection import argmax
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -98,6 +97,7 @@ class EUCBV(IndexPolicy):
     Params = EUCBVParams
     objectives = frozenset({Objective.REGRET})
     needs_horizon = True
+    index_excludes_inactive_arms = True  # eliminated arms have index -inf
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
@@ -131,16 +131,10 @@ class EUCBV(IndexPolicy):
         return np.sqrt(spread * self.schedule.log_per_pull[m])
 
     def index(self, stats: ArmStats) -> np.ndarray:
-        """``mean_j + sqrt(rho (v_j + 2) L_m / (4 N_j))``."""
+        """``mean_j + sqrt(rho (v_j + 2) L_m / (4 N_j))`` of the active arms, ``-inf`` elsewhere."""
         with np.errstate(divide="ignore", invalid="ignore"):  # arms not observed yet: ignored
-            return stats.means + self.bonus(self.spread(stats.counts, stats.m2), stats.counts, self.round[:, None])
-
-    def widths(self, stats: ArmStats, rows: np.ndarray) -> np.ndarray:
-        """The elimination widths of every arm of replicas ``rows`` ``(len(rows), K)``."""
-        counts, m = stats.counts[rows], self.round[rows][:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):  # arms not observed yet: ignored
-            spread = self.spread(counts, stats.m2[rows])
-            return self.width(spread, m, self.bonus(spread, counts, m))
+            index = stats.means + self.bonus(self.spread(stats.counts, stats.m2), stats.counts, self.round[:, None])
+        return np.where(stats.active, index, -np.inf)
 
     # -- the algorithm -----------------------------------------------------------------------
     def _advance(self, stats: ArmStats) -> None:
@@ -154,8 +148,6 @@ class EUCBV(IndexPolicy):
 
     def select(self, stats: ArmStats) -> np.ndarray:
         self._advance(stats)
-        if self._warm_arms.all_warm(stats):  # every arm has a result: the active arm of largest index
-            return argmax(self.current_index(stats), self.tie_rng(), stats.dispatched)
         return super().select(stats)
 
     def current_index(self, stats: ArmStats) -> np.ndarray:
@@ -163,8 +155,9 @@ class EUCBV(IndexPolicy):
         return self._bounds.index(stats)
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
-        rows = self._bounds.observed(stats, rows, arms)  # the replicas where an arm can be eliminated
-        rows = rows[stats.observed[rows] > stats.n_arms]  # eliminations start once K + 1 results are in
+        """After each result, the elimination test of its replica, once ``K + 1`` results are in."""
+        self._bounds.observed(stats, rows, arms)
+        rows = self._bounds.may_remove(rows[stats.observed[rows] > stats.n_arms])
         if rows.size:
             self._eliminate(stats, rows)
 

@@ -94,7 +94,7 @@ class KLUCB(IndexPolicy):
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         if self.params.divergence == "bernoulli":
-            self._lazy_argmax.invalidate(stats, rows, arms)
+            self._lazy_argmax.observed(stats, rows, arms)
         else:
             self._terms.observed(stats, rows, arms)
 

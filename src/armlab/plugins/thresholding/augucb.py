@@ -219,4 +219,4 @@ class AugUCB(ArmwiseKeyPolicy):
         remaining = stats.active[rows].sum(axis=1)
         self.round_end[rows] = stats.dispatched[rows] + remaining * self.schedule.ell(self.eps[rows])
         self.kept_index.refresh_rows(stats, rows)  # every radius shrank
-        self._to_test.every_arm_of(rows)
+        self._to_test.refresh_rows(stats, rows)
