@@ -1,4 +1,5 @@
-"""The import graph of ``src/armlab`` has layers: no circles, and the plugins below the engine.
+"""The import graph of ``src/armlab`` has layers: no circles, the plugins below the engine, and
+the orchestrator's parts as docs/architecture.md draws them ("Who may import whom").
 
 Every import counts, wherever it is written: at the top of a module, inside a function, under
 ``TYPE_CHECKING``; relative imports are resolved against the importing module.  ``from
@@ -11,8 +12,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
 
@@ -98,10 +97,6 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def _is_journal_cycle(component: list[str]) -> bool:
-    return all(module.startswith("armlab.orchestrator.journal") for module in component)
-
-
 def test_the_graph_counts_every_kind_of_import():
     source = """
 from typing import TYPE_CHECKING
@@ -146,11 +141,47 @@ def test_plugins_import_nothing_from_the_layers_above_them():
     assert offending == []
 
 
-def test_the_only_circle_left_is_the_journals():
-    """Until the orchestrator branch lands, every circle is inside the journal modules."""
-    assert all(_is_journal_cycle(component) for component in _cycles(_graph()))
-
-
-@pytest.mark.xfail(strict=True, reason="journal <-> journal_repair circle fixed on the orchestrator branch")
 def test_no_import_circle_among_armlab_modules():
     assert _cycles(_graph()) == []
+
+
+def _in(module: str, part: str) -> bool:
+    full = f"armlab.orchestrator.{part}"
+    return module == full or module.startswith(full + ".")
+
+
+def test_the_orchestrator_layers_import_only_downwards():
+    """The journal imports nothing from the live driver, the two drivers never import each
+    other, and the decision core imports neither."""
+    forbidden = {
+        "journal": ("live", "montecarlo", "runner", "core"),
+        "montecarlo": ("live", "journal", "runner"),
+        "live": ("montecarlo", "runner"),
+        "core": ("live", "montecarlo", "journal", "runner"),
+    }
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in _graph().items()
+        for layer, banned in forbidden.items()
+        if _in(module, layer)
+        for target in targets
+        if any(_in(target, b) for b in banned)
+    ]
+    assert wrong == []
+
+
+def test_the_architecture_page_shows_every_module_of_the_orchestrator():
+    """docs/architecture.md's tree of orchestrator/ names each module once, and only real ones."""
+    page = (SOURCE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    tree = page.split("## Where the code lives", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    shown, folders = set(), []
+    for line in tree.splitlines()[1:]:  # below "orchestrator/"
+        depth = (len(line) - len(line.lstrip())) // 2 - 1
+        entry = line.split()[0]
+        folders[depth:] = [entry] if entry.endswith("/") else []
+        if entry.endswith(".py"):
+            shown.add("".join(folders[:depth]) + entry)
+    root = SOURCE / "armlab" / "orchestrator"
+    real = {p.relative_to(root).as_posix() for p in root.rglob("*.py")}
+    real -= {p for p in real if p.endswith("/__init__.py")}
+    assert shown == real
