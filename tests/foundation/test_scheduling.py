@@ -9,7 +9,7 @@ import multiprocessing
 import pytest
 
 from armlab.config import validate_config
-from armlab.orchestrator import task_costs
+from armlab.orchestrator.montecarlo.scale import task_costs
 from armlab.orchestrator.montecarlo.scale.processes import _claimed
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
 from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
