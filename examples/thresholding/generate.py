@@ -127,6 +127,11 @@ SCALED_TABLES = [
     '[[policies]]\nplugin = "ucbev"\nvariant = "authors-code"\na_scale = 2.0\nlabel = "ucbev(2a)"',
 ]
 AUTHORS = 'variant = "authors-code"'
+#: AugUCB's earlier authors' code (variant "authors-code-v1"), run alone on these experiments
+#: (not shipped as configs; their headers report it beside the "authors-code" AugUCB)
+V1_EXPERIMENTS = (1, 2, 4, 5, 6)
+V1_LABEL = "augucb-v1"
+V1_TABLE = f'[[policies]]\nplugin = "augucb"\nvariant = "authors-code-v1"\nlabel = "{V1_LABEL}"'
 
 
 # -- instances ----------------------------------------------------------------------------------
@@ -251,18 +256,42 @@ def published_table(results: dict[str, Any], exp: int) -> list[str]:
     lines = ["error %        published          ours (standard error)",
              "               t=5000 / T         t=5000      / T             match"]
     for label in sorted(results["run"]["policies"]):
-        mid, mid_se = headers.at(results, label, MIDWAY)
-        end, end_se = headers.at(results, label, BUDGET)
-        published = PUBLISHED.get(exp, {}).get(label)
-        ours = f"{100 * mid:5.1f} ({100 * mid_se:3.1f}) / {100 * end:5.1f} ({100 * end_se:3.1f})"
-        if published is None:
-            lines.append(f"{label:<12}   {'-':>13}      {ours}")
-            continue
-        misses = [where for where, ok in (("t=5000", within(mid, mid_se, published[0], 8.0)),
-                                          ("T", within(end, end_se, published[1], 5.0))) if not ok]
-        verdict = "NO: " + ", ".join(misses) if misses else "yes"
-        lines.append(f"{label:<12}   {published[0]:5.1f} / {published[1]:5.1f}      {ours}   {verdict}")
+        lines.append(table_row(results, label, PUBLISHED.get(exp, {}).get(label)))
     return lines
+
+
+def table_row(results: dict[str, Any], label: str, published: tuple[float, float] | None,
+              name: str | None = None) -> str:
+    """``label``'s errors at t = 5000 and T (shown as ``name``) against ``published``, and
+    whether they match."""
+    mid, mid_se = headers.at(results, label, MIDWAY)
+    end, end_se = headers.at(results, label, BUDGET)
+    ours = f"{100 * mid:5.1f} ({100 * mid_se:3.1f}) / {100 * end:5.1f} ({100 * end_se:3.1f})"
+    name = name or label
+    if published is None:
+        return f"{name:<12}   {'-':>13}      {ours}"
+    misses = [where for where, ok in (("t=5000", within(mid, mid_se, published[0], 8.0)),
+                                      ("T", within(end, end_se, published[1], 5.0))) if not ok]
+    verdict = "NO: " + ", ".join(misses) if misses else "yes"
+    return f"{name:<12}   {published[0]:5.1f} / {published[1]:5.1f}      {ours}   {verdict}"
+
+
+def v1_lines(results: dict[str, Any], v1: dict[str, Any] | None, exp: int) -> list[str]:
+    """AugUCB's two authors'-code variants side by side against the published AugUCB values."""
+    if v1 is None:
+        return [f"(augucb-v1 not run yet: `generate.py --run published/exp{exp}-v1`)"]
+    published = PUBLISHED[exp]["augucb"]
+    lines = headers.paragraph(
+        'AugUCB as the authors\' two code versions run it, against the published AugUCB (same match rule): '
+        'augucb is variant = "authors-code" (their AugmentedUCBV2), augucb-v1 is "authors-code-v1" (their '
+        'earlier AugmentedUCB):')
+    lines += [table_row(results, "augucb", published), table_row(v1, V1_LABEL, published)]
+    run = v1["run"]
+    where = (f"augucb-v1 from results/published-exp{exp}-v1.json ({run['replicas']} replicas, seed {v1['seed']}, "
+             f"commit {v1['commit']})")
+    if run["replicas"] != RUNS:
+        where += f": a REDUCED SCALE, {run['replicas']} of {RUNS} replicas"
+    return lines + headers.paragraph(where + ".")
 
 
 def ordering(results: dict[str, Any], exp: int) -> list[str]:
@@ -462,6 +491,8 @@ mean differs from arm 100's): H1 = {h:.2f} (UCBE a = {(BUDGET - K) / h:.4f}), H 
     else:
         text += "No published numbers: experiment 3 is kept as an independent check. Ours:\n"
         text += "\n".join(published_table(results, exp)) + "\n"
+    if exp in V1_EXPERIMENTS:
+        text += "\n".join(v1_lines(results, results_of(f"published/exp{exp}-v1"), exp)) + "\n"
     text += "\n".join(ordering(results, exp)) + "\n"
     reason = explanation(exp, results, results_of)
     if reason:
@@ -542,6 +573,13 @@ def examples() -> list[Example]:
                         tables=SCALED_TABLES)
 
         out.append(Example(f"published/exp{exp}-scales", None, scaled_body, lambda results_of: ""))
+    for exp in V1_EXPERIMENTS:
+        def v1_body(exp=exp) -> str:
+            means, sds = code_instance(exp, script_means=exp == 1 and EXP1_READING == "script")
+            return body(f"thresholding-published-exp{exp}-v1", exp, means, np.round(sds**2, 8), authors_code=True,
+                        tables=[V1_TABLE])
+
+        out.append(Example(f"published/exp{exp}-v1", None, v1_body, lambda results_of: ""))
     return out
 
 

@@ -34,7 +34,8 @@ CODE_SDS = {**dict.fromkeys((1, 2, 3, 4), (0.5, 0.6, (0.3, 0.4))), 5: (0.3, 0.8,
             6: (0.3, 0.8, (0.2, 0.3))}
 SHIPPED = [f"exp{exp}" for exp in EXPERIMENTS] + [f"published/exp{exp}" for exp in EXPERIMENTS]
 # run for the headers' evidence, not shipped as configs
-EVIDENCE = ["published/exp1-other", "published/exp1-scales", "published/exp5-scales"]
+EVIDENCE = ["published/exp1-other", "published/exp1-scales", "published/exp5-scales"] + [
+    f"published/exp{exp}-v1" for exp in (1, 2, 4, 5, 6)]  # AugUCB "authors-code-v1"
 
 
 def _load(name: str, path: Path):

@@ -24,8 +24,10 @@ SOURCES = {
 }
 FEEDBACK = {"immediate": {}, "delayed": DELAYED_FEEDBACK}
 CODE = {"variant": "authors-code"}
+CODE_V1 = {"variant": "authors-code-v1"}
 POLICIES = {
     "augucb-code": ("augucb", CODE),
+    "augucb-code-v1": ("augucb", CODE_V1),
     "ucbe-code": ("ucbe", CODE),
     "ucbev-code": ("ucbev", CODE),
     "augucb-rho": ("augucb", {"rho": 0.1}),
@@ -51,7 +53,7 @@ def test_speed_paths_choose_as_the_reference_paths(policy, source, feedback, tie
     assert fast == reference
 
 
-@pytest.mark.parametrize("params", [{}, CODE], ids=["paper", "authors-code"])
+@pytest.mark.parametrize("params", [{}, CODE, CODE_V1], ids=["paper", "authors-code", "authors-code-v1"])
 def test_arms_far_from_tau_are_all_eliminated(drive, params):
     sim = drive.simulate(lambda: AugUCB(params), FAR, BUDGET, variances=0.01, replicas=4, seed=11, checkpoints=[100, BUDGET])
     assert not sim.stats[0].active.any() and (sim.stopped_at < 350).all()

@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from armlab.errors import ConfigError
 from armlab.plugins._fast.arm_terms import ArmTerms
+from armlab.plugins._fast.normal_draw_argmax import argmax_of_normal_draws
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
@@ -55,7 +56,9 @@ class Thompson(Policy):
       (e.g. 0.04 for sd 0.2).  ``variance`` needs ``prior = "gaussian"``.
 
     Rewards are used raw.  The posterior means and standard deviations are kept by an
-    :class:`~armlab.plugins._fast.arm_terms.ArmTerms`.
+    :class:`~armlab.plugins._fast.arm_terms.ArmTerms`; the argmax of the draws is
+    :func:`~armlab.plugins._fast.normal_draw_argmax.argmax_of_normal_draws`, which turns only
+    the draws that can win into normals.
 
     Both: no forced initial pulls; anytime; posterior draws are keyed by (seed, replica,
     decision index); pending pulls are simply not in the posterior yet.
@@ -96,8 +99,7 @@ class Thompson(Policy):
     def select(self, stats: ArmStats) -> np.ndarray:
         if self.params.prior == "gaussian":
             posterior = self._posterior.current(stats)
-            theta = posterior.mean + posterior.sd * self.rng.normal(stats.dispatched, stats.n_arms)
-            return np.argmax(np.where(stats.active, theta, -np.inf), axis=1)
+            return argmax_of_normal_draws(self.rng, stats.dispatched, posterior.mean, posterior.sd, stats.active)
         theta = self.rng.beta(stats.dispatched, self.successes + 1.0, self.failures + 1.0)
         return np.argmax(np.where(stats.active, theta, -1.0), axis=1)
 

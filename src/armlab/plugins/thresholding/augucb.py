@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
@@ -36,6 +37,8 @@ class AugUCBSchedule:
     budget: int
     n_arms: int
     rho: float = 1.0 / 3.0
+    #: the selection key is ``|mean_i - tau| - key_radii s_i``
+    key_radii: float = 2.0
 
     @property
     def a_constant(self) -> float:
@@ -86,12 +89,60 @@ class AuthorsCodeSchedule(AugUCBSchedule):
         constant_term = self.rho * np.log(psi * self.budget * eps) / 4.0
         return np.sqrt((variance_term * v + constant_term) / np.maximum(n, 1))
 
+    def mean_radius(self, eps: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """``c_i = sqrt(rho_mu psi ln(T eps) / (2 n_i))``, ``rho_mu = 1/8``, of the mean test."""
+        return np.sqrt(AUTHORS_RHO_MEAN * self.psi(eps) * self.log_term(eps) / 2.0 / np.maximum(n, 1))
+
     def eliminated(self, eps: np.ndarray, means: np.ndarray, v: np.ndarray, n: np.ndarray, tau: float) -> np.ndarray:
-        """The mean test with ``c_i = sqrt(rho_mu psi ln(T eps) / (2 n_i))``, ``rho_mu = 1/8``,
-        or the same test with ``s_i``: ``mean_i - c_i > tau + c_i`` or ``mean_i + c_i < tau - c_i``."""
-        c = np.sqrt(AUTHORS_RHO_MEAN * self.psi(eps) * self.log_term(eps) / 2.0 / np.maximum(n, 1))
+        """The mean test with ``c_i`` (:meth:`mean_radius`) or the same test with ``s_i``:
+        ``mean_i - c_i > tau + c_i`` or ``mean_i + c_i < tau - c_i``."""
+        c = self.mean_radius(eps, n)
         s = self.radius(eps, v, n)
         return (means - c > tau + c) | (means + c < tau - c) | (means - s > tau + s) | (means + s < tau - s)
+
+
+@dataclass(frozen=True)
+class AuthorsCodeV1Schedule(AuthorsCodeSchedule):
+    """The authors' earlier code (their ``AugmentedUCB``): a constant ``psi = T / ln K``, every
+    logarithm ``L = ln(psi T eps^2)``, the radius with ``rho_v = 2 rho`` (2/3 at the default
+    ``rho = 1/3``) counted once in the selection key; ``M``, ``eps``, rounds and the two
+    elimination tests as in :class:`AuthorsCodeSchedule`."""
+
+    key_radii: float = 1.0
+
+    def psi(self, eps: np.ndarray) -> np.ndarray:
+        """``psi = T / ln K``, the same in every round."""
+        return np.full(np.shape(eps), self.budget / math.log(self.n_arms))
+
+    def log_term(self, eps: np.ndarray) -> np.ndarray:
+        """``L = ln(psi T eps^2)``."""
+        return np.log(self.psi(eps) * self.budget * eps**2)
+
+    def ell(self, eps: np.ndarray) -> np.ndarray:
+        """``n_m = ceil(2 L / eps)``, pulls per active arm in the round."""
+        return np.ceil(2.0 * self.log_term(eps) / eps).astype(np.int64)
+
+    def radius(self, eps: np.ndarray, v: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """``s_i = sqrt(rho_v v_i L / (4 n_i) + rho_v L / (4 n_i))``, ``rho_v = 2 rho``."""
+        coefficient = 2.0 * self.rho * self.log_term(eps) / 4.0
+        return np.sqrt((coefficient * v + coefficient) / np.maximum(n, 1))
+
+    def mean_radius(self, eps: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """``c_i = sqrt(rho_mu L / (2 n_i))``, ``rho_mu = 1/8``."""
+        return np.sqrt(AUTHORS_RHO_MEAN * self.log_term(eps) / 2.0 / np.maximum(n, 1))
+
+
+#: AugUCB's variants: the two of every policy of the family, and the authors' earlier code
+AugUCBVariant = Literal[Variant, "authors-code-v1"]
+_VARIANT = variant_field(
+    "Algorithm 1 as printed",
+    "psi = T eps / (K ln K), the radius s_i = sqrt(rho v psi ln(T eps) / (4n) + rho ln(psi T eps) / (4n)) "
+    "and an extra mean-only elimination test with rho = 1/8",
+)
+#: each variant's constants, radius and tests
+SCHEDULES: dict[str, type[AugUCBSchedule]] = {
+    "paper": AugUCBSchedule, "authors-code": AuthorsCodeSchedule, "authors-code-v1": AuthorsCodeV1Schedule,
+}
 
 
 class AugUCBParams(IndexParams):
@@ -99,12 +150,14 @@ class AugUCBParams(IndexParams):
         1.0 / 3.0,
         gt=0,
         description="arm-elimination parameter rho (Theorem 3.1 and the paper's experiments: 1/3); in the "
-        "authors' code the rho_v of the radius s_i and of the variance test (also 1/3)",
+        "authors' code the rho_v of the radius s_i and of the variance test (also 1/3); in their earlier "
+        "code rho_v = 2 rho (2/3)",
     )
-    variant: Variant = variant_field(
-        "Algorithm 1 as printed",
-        "psi = T eps / (K ln K), the radius s_i = sqrt(rho v psi ln(T eps) / (4n) + rho ln(psi T eps) / (4n)) "
-        "and an extra mean-only elimination test with rho = 1/8",
+    variant: AugUCBVariant = Field(
+        _VARIANT.default,
+        description=_VARIANT.description + '; "authors-code-v1": the authors\' earlier code, psi = T / ln K, '
+        "L = ln(psi T eps^2) in place of every logarithm, rho_v = 2 rho, the key |mean - tau| - s_i and "
+        "ell = ceil(2 L / eps)",
     )
 
 
@@ -112,13 +165,13 @@ class AugUCB(ArmwiseKeyPolicy):
     """AugUCB: UCB-Improved-style rounds with variance-aware elimination after every pull.
 
     Source: Mukherjee, Naveen, Sudarsanam & Ravindran, "Thresholding bandits with augmented
-    UCB" (IJCAI 2017), Algorithm 1; both variants step by step in
-    docs/algorithms/thresholding.md.  Both:
+    UCB" (IJCAI 2017), Algorithm 1; every variant step by step in
+    docs/algorithms/thresholding.md.  All:
 
     1. pull every arm once; ``B`` holds every arm, ``m = 0``, ``eps = 1``;
     2. ``ell = ceil(2 psi ln(T eps) / eps)``, the first round ends at ``N = K ell``;
     3. pull ``argmin_{i in B} |mean_i - tau| - 2 s_i`` (:meth:`key`, ``v_i`` the biased
-       empirical variance);
+       empirical variance; ``- s_i`` in ``"authors-code-v1"``);
     4. after the pull, eliminate the arms of ``B`` that fail the test (:meth:`update`), from
        ``t = K + 1`` on;
     5. when ``t >= N`` and ``m <= M = floor(log2(T / e) / 2)``: halve ``eps``, recompute
@@ -126,7 +179,7 @@ class AugUCB(ArmwiseKeyPolicy):
     6. stop when ``B`` is empty (STOPPED; the output stays frozen) or ``t = T``.
 
     ``psi``, ``s_i`` and the test are each variant's (:class:`AugUCBSchedule`,
-    :class:`AuthorsCodeSchedule`):
+    :class:`AuthorsCodeSchedule`, :class:`AuthorsCodeV1Schedule`):
 
     * ``"paper"`` (default), Algorithm 1 as printed: ``psi = T eps / (128 A^2)`` with
       ``A = ln((3/16) K ln K)``; ``s_i = sqrt(rho psi (v_i + 1) ln(T eps) / (4 n_i))``;
@@ -141,9 +194,16 @@ class AugUCB(ArmwiseKeyPolicy):
       (``mean_i - c_i > tau + c_i`` or ``mean_i + c_i < tau - c_i``), or the same test
       with ``s_i`` in place of ``c_i``.  At ``T = 10000, K = 100`` round 0 lasts
       ``K ell_0 = 40000`` pulls, i.e. the whole budget.
+    * ``"authors-code-v1"``, the authors' earlier code (their ``AugmentedUCB``): as
+      ``"authors-code"`` but ``psi = T / ln K`` in every round and, with
+      ``L = ln(psi T eps^2)``: ``ell = ceil(2 L / eps)``,
+      ``c_i = sqrt(rho_mu L / (2 n_i))``,
+      ``s_i = sqrt(rho_v v_i L / (4 n_i) + rho_v L / (4 n_i))`` with ``rho_v = 2 rho``
+      (2/3), and the key ``|mean_i - tau| - s_i``.  At ``T = 10000, K = 100`` round 0 lasts
+      ``K ell_0 = 3400`` pulls.
 
     Output: the common rule ``{i : n_i >= 1, mean_i >= tau}`` over all arms.  Assumes
-    rewards in [0, 1] (so ``v_i <= 1``); runs on any real rewards.  Requires ``T > K``.
+    rewards in [0, 1] (so ``v_i <= 1``); runs on any real rewards.  Requires ``T > K`` and ``K >= 2``.
 
     Pending pulls: ``t`` counts dispatched pulls (the round schedule), ``n_i`` in the
     selection width counts pulls (observed + pending), while eliminations use observed
@@ -162,15 +222,19 @@ class AugUCB(ArmwiseKeyPolicy):
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
         k = problem.n_arms
-        authors_code = self.params.variant == "authors-code"
-        if k < 5 and not authors_code:
+        if k < 5 and self.params.variant == "paper":
             raise ConfigError(
                 f"{self.name}: needs K >= 5 arms, got K = {k}: A = ln((3/16) K ln K) must be clearly "
                 f"positive (K = 4 gives A = 0.04 and absurd round lengths). Use another policy."
             )
+        if k < 2:
+            raise ConfigError(
+                f"{self.name}: needs K >= 2 arms, got K = {k}: psi divides by ln K "
+                f'(variant = "{self.params.variant}"). Use another policy.'
+            )
         require_budget(self, problem, k, "one initial pull per arm")
         self.threshold = threshold_of(self, problem)
-        self.schedule = (AuthorsCodeSchedule if authors_code else AugUCBSchedule)(problem.budget, k, self.params.rho)
+        self.schedule = SCHEDULES[self.params.variant](problem.budget, k, self.params.rho)
         self.round = np.zeros(replicas, dtype=np.int64)  # m
         self.eps = np.ones(replicas)
         self.round_end = np.full(replicas, k * int(self.schedule.ell(np.ones(1))[0]), dtype=np.int64)  # N
@@ -179,7 +243,7 @@ class AugUCB(ArmwiseKeyPolicy):
     def key(self, arm: ArmView) -> np.ndarray:
         """Step 3: ``|mean_i - tau| - 2 s_i``, with ``n_i`` the pulls, on ``B``; ``+inf`` outside."""
         s = self.schedule.radius(arm.per_replica(self.eps), arm.variances(), arm.pulls)
-        return np.where(arm.active, np.abs(arm.means - self.threshold) - 2.0 * s, np.inf)
+        return np.where(arm.active, np.abs(arm.means - self.threshold) - self.schedule.key_radii * s, np.inf)
 
     def select(self, stats: ArmStats) -> np.ndarray:
         """Steps 5, 3 and 6: start the rounds due, then pull the arm of ``B`` of lowest key."""
