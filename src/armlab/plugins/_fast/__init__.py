@@ -10,6 +10,8 @@ to end at K = 100 arms, R = 500 replicas; a helper is kept only where it gains 1
   :mod:`.incremental_index` and :mod:`.arm_terms` (an arm-wise index or its terms recomputed for
   the arms just observed), :mod:`.lazy_argmax` (the exact argmax of KL-UCB's and Bayes-UCB's
   indices, solving only the arms that can win);
+* Thompson sampling: :mod:`.normal_draw_argmax` (the exact argmax of Gaussian posterior draws,
+  turning into normals only the draws that can win);
 * cumulative regret: :mod:`.elimination_bounds` (EUCBV), :mod:`.arm_list` and
   :mod:`.divergence_test` (DMED), :mod:`.result_quota` (UCB-Improved, Median Elimination);
 * thresholding: :mod:`.arms_to_retest` (AugUCB's elimination tests);
