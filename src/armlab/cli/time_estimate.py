@@ -2,24 +2,19 @@
 
 Memory is estimated from a formula (:mod:`armlab.memory_estimate`); time cannot be: a step's
 cost depends on the policy, the arms and the machine.  So each policy runs for a moment
-(:data:`PROBE_SECONDS` shared among the policies) on up to :data:`PROBE_REPLICAS` replicas
-of the first run, its trials per second are measured, and the whole experiment (every
-policy, replica and sweep value, in one process) is extrapolated from them.  A policy that
-finishes within its share has measured its whole run.  Steps of fewer replicas cost more per
-trial, so the estimate errs on the long side; fixed-confidence rules that stop early shorten
-the run further.  ``armlab validate`` prints it; ``armlab run`` logs it off a terminal.
+(:data:`PROBE_SECONDS` shared among the policies, :mod:`armlab.orchestrator.montecarlo.probe`)
+on up to :data:`PROBE_REPLICAS` replicas of the first run, its trials per second are measured,
+and the whole experiment (every policy, replica and sweep value, in one process) is
+extrapolated from them.  A policy that finishes within its share has measured its whole run.
+Steps of fewer replicas cost more per trial, so the estimate errs on the long side;
+fixed-confidence rules that stop early shorten the run further.  ``armlab validate`` prints it; ``armlab run`` logs it off a terminal.
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
 from collections.abc import Sequence
 
-import numpy as np
-import structlog.testing
-
-from armlab.orchestrator.montecarlo.simulate import simulate
+from armlab.orchestrator.montecarlo.probe import seconds_per_trial
 from armlab.plan import ExperimentPlan
 
 __all__ = ["PROBE_REPLICAS", "PROBE_SECONDS", "estimate_seconds", "format_duration"]
@@ -30,49 +25,16 @@ PROBE_SECONDS = 0.5
 PROBE_REPLICAS = 1000
 
 
-class _Probed(Exception):
-    """The probe of a policy has run its share of time."""
-
-
-class _Stopwatch:
-    """The probe's :class:`~armlab.orchestrator.montecarlo.simulate.BlockReporter`: records the trials
-    dispatched and the time taken, and stops the policy once ``seconds`` have passed."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.started = time.perf_counter()
-        self.trials = 0
-        self.elapsed = 0.0
-
-    def progress(self, label: str, done: int) -> None:
-        self.trials, self.elapsed = done, time.perf_counter() - self.started
-        if self.elapsed >= self.seconds:
-            raise _Probed
-
-    def checkpoint(self, label: str, index: int, trials: int, values: np.ndarray) -> None:
-        pass
-
-    def finished(self, label: str, trials: int, wall_seconds: float) -> None:
-        self.trials, self.elapsed = trials, time.perf_counter() - self.started
-
-
 def estimate_seconds(plans: Sequence[ExperimentPlan]) -> float | None:
     """Estimated seconds for the simulated runs ``plans`` (the runs of one experiment: one per
     sweep value) in one process; ``None`` for a live experiment, whose pace the world sets."""
     if not plans or plans[0].live:
         return None
     first = plans[0]
-    replicas = np.arange(min(first.config.replicas, PROBE_REPLICAS), dtype=np.int64)
     share = PROBE_SECONDS / len(first.policies)
-    total = 0.0
-    for spec in first.policies:
-        watch = _Stopwatch(share)
-        # what the policy logs (a warning about its parameters) is logged by the run itself
-        with structlog.testing.capture_logs(), contextlib.suppress(_Probed):
-            simulate(first, seed=first.config.seed, replicas=replicas, report=watch, policies=[spec])
-        per_trial = watch.elapsed / max(watch.trials, 1)
-        total += per_trial * sum(plan.config.replicas * plan.config.problem.budget for plan in plans)
-    return total
+    trials = sum(plan.config.replicas * plan.config.problem.budget for plan in plans)
+    return sum(seconds_per_trial(first, spec, replicas=PROBE_REPLICAS, seconds=share) * trials
+               for spec in first.policies)
 
 
 def format_duration(seconds: float) -> str:

@@ -21,13 +21,10 @@ the arrays of a few runs at a time, not of all of them.
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
-from armlab.orchestrator.montecarlo.simulate import new_simulation, prepare_sources
+from armlab.orchestrator.montecarlo.probe import seconds_per_trial
 from armlab.orchestrator.montecarlo.scale.tasks import Task
 from armlab.plan import ExperimentPlan, PolicySpec
 
@@ -61,17 +58,7 @@ def probed_costs(plans: Sequence[ExperimentPlan], tasks: Sequence[Task]) -> list
 
 def probe_seconds_per_trial(plan: ExperimentPlan, spec: PolicySpec) -> float:
     """Seconds policy ``spec`` of ``plan`` spends per trial and replica over its first steps."""
-    replicas = np.arange(min(plan.config.replicas, PROBE_REPLICAS))
-    sources = prepare_sources(plan, replicas, plan.config.seed)
-    problems = [plan.problem(s, s.truth, b) for b, s in enumerate(sources)]
-    sim = new_simulation(plan, spec, sources, problems, plan.config.seed, replicas)
-    started = time.perf_counter()
-    for _ in range(PROBE_STEPS):
-        if sim.finished:
-            break
-        sim.step()
-    seconds = time.perf_counter() - started
-    return seconds / max(1, int(sim.dispatched.sum()))
+    return seconds_per_trial(plan, spec, replicas=PROBE_REPLICAS, steps=PROBE_STEPS)
 
 
 def scheduler(plans: Sequence[ExperimentPlan], model: CostModel = probed_costs) -> Schedule:
