@@ -83,10 +83,13 @@ async def hold_subscribers(port: int, count: int, mode: str) -> None:
     for task in readers:
         task.cancel()
     if mode == "stalled":  # what waited for them: a drop notice says their buffer at the server filled
-        for reader, _ in streams:
+
+        async def read_what_waited(reader: asyncio.StreamReader) -> None:
             while chunk := await read_for(reader, 0.5):
                 received["bytes"] += len(chunk)
                 received["drop_notices"] += chunk.count(b"events dropped")
+
+        await asyncio.gather(*(read_what_waited(r) for r, _ in streams))
     print(json.dumps(received), flush=True)
 
 
