@@ -156,6 +156,18 @@ def start(argv: list[str]) -> tuple[subprocess.Popen, int]:
     return server, int(banner.split("http://127.0.0.1:")[1].split()[0].rstrip(")"))
 
 
+def serve_argv(directory: Path, budget: int, in_flight: int, *options: str) -> list[str]:
+    """The ``armlab serve`` command of a fresh journal in ``directory`` (UCB1 on 4 arms, any port)."""
+    config = directory / "service.toml"
+    config.write_text(
+        f'name = "bench"\nseed = 1\n[problem]\nobjective = "best-arm"\nbudget = {budget}\n'
+        '[source]\nplugin = "external"\narms = 4\nreward_min = 0\nreward_max = 1\n'
+        f'[feedback]\nin_flight = {in_flight}\n[[policies]]\nplugin = "ucb1"\n'
+    )
+    return [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "serve", str(config),
+            "--journal", str(directory / "j.sqlite"), "--port", "0", "--log", os.devnull, *options]
+
+
 def measure(argv: list[str], drive) -> dict[str, float]:
     server, port = start(argv)
     try:
@@ -207,15 +219,8 @@ def main() -> None:
         return
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "service.toml"
-        budget = args.pairs + args.batch * args.batches + 1000
-        config.write_text(
-            f'name = "bench"\nseed = 1\n[problem]\nobjective = "best-arm"\nbudget = {budget}\n'
-            '[source]\nplugin = "external"\narms = 4\nreward_min = 0\nreward_max = 1\n'
-            f'[feedback]\nin_flight = {max(args.clients, args.batch * args.clients)}\n[[policies]]\nplugin = "ucb1"\n'
-        )
-        armlab = [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "serve", str(config),
-                  "--journal", str(Path(tmp) / "j.sqlite"), "--port", "0", "--log", os.devnull]
+        armlab = serve_argv(Path(tmp), args.pairs + args.batch * args.batches + 1000,
+                            max(args.clients, args.batch * args.clients))
         bare = [sys.executable, str(HERE), "--bare-server"]
         figures = {
             "bare_pairs": measure(bare, lambda port: drive_pairs(port, args.clients, args.pairs)),

@@ -8,7 +8,9 @@ which survives a service restart: a request that gets no answer is retried (for 
 ``--give-up`` seconds) with the same idempotency key, so a lost answer to an ask returns the
 same trial and a repeated tell is a harmless duplicate.  The simulated outcome of a trial
 is a pure function of (variant, pull), so the answers do not depend on timing.
-``--acks FILE`` appends one JSON line per acknowledged tell.  Needs armlab's `live` extra.
+``--acks FILE`` appends one JSON line per acknowledged tell.  At the end it prints each
+bandit's recommendation as `armlab run` does, by name and index (``C (arm 2)``), one line
+per bandit.  Needs armlab's `live` extra.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import json
 import random
 import sys
 
+from armlab.cli.answers import describe_recommendation
 from armlab.client import AsyncClient, ExperimentStoppedError, NoTrialError
+from armlab.service.models import StatusOut
 
 RATES = {"A": 0.04, "B": 0.05, "C": 0.07}
 
@@ -66,6 +70,12 @@ class Client(AsyncClient):
             self.acks.close()
 
 
+def recommendation_lines(status: StatusOut) -> list[str]:
+    """One line per bandit: its label and its recommended arm(s) by name and index."""
+    return [f"{bandit.label}: recommendation {describe_recommendation(bandit.recommendation, [bandit.arm_names], False)}"
+            for bandit in status.bandits]
+
+
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="http://127.0.0.1:8000")
@@ -81,8 +91,9 @@ async def main(argv: list[str] | None = None) -> int:
         status = await client.status()
     finally:
         await client.close()
-    print(f"told {client.told} rewards; service: {status.state}, counts {status.counts}, "
-          f"recommendation {status.recommendation}")
+    print(f"told {client.told} rewards; service: {status.state}")
+    for line in recommendation_lines(status):
+        print(line)
     return 0
 
 

@@ -13,6 +13,7 @@ from armlab import run_experiment
 from armlab.config import load_config
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
+from armlab.service.models import StatusOut
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples/live"
@@ -55,6 +56,9 @@ async def test_service_example_with_its_client(registry, tmp_path, name, bandits
     await client.close()
     assert status["state"] == "finished" and client.told == 60
     assert sum(sum(b["counts"]) for b in status["bandits"]) == 60 and len(status["bandits"]) == bandits
+    lines = example.recommendation_lines(StatusOut.model_validate(status))  # what the example prints
+    assert lines == [f"{b['label']}: recommendation {b['arm_names'][b['recommendation']]} (arm {b['recommendation']})"
+                     for b in status["bandits"]]
     results = [e for e in session.journal.events() if e.kind == "result"]
     assert len(results) == 60 and len({e.bandit for e in results}) == bandits
     for event in results:

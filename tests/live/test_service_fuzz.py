@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import math
 from functools import partial
 
 import anyio.from_thread
 import httpx
 import pytest
 import schemathesis
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from armlab.cli import cli
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
 
@@ -114,3 +117,32 @@ async def test_rewards_no_finite_float_holds_are_rejected_item_by_item(service_a
     reopened = LiveSession.open(journal=path, registry=registry)  # replays and verifies the chain
     assert reopened.experiment.counters.completed == 1
     reopened.close()
+
+
+#: Raw JSON spellings of a negative zero reward (the journal stores each as 0.0).
+NEGATIVE_ZEROS = ["-0.0", "-0", "-0e0"]
+
+
+@pytest.mark.parametrize("spelling", NEGATIVE_ZEROS)
+@pytest.mark.parametrize("route", ["/tell", "/tell/batch"])
+async def test_a_negative_zero_reward_keeps_the_journal_readable(service_app, registry, route, spelling):
+    """A reward of negative zero is accepted, reopens (the chain replays) as +0.0, and
+    ``armlab journal verify`` finds the chain intact."""
+    session = service_app.state.service.session
+    trial = session.experiment.ask().id
+    report = f'{{"trial_id": {trial}, "reward": {spelling}}}'
+    body = report if route == "/tell" else f'{{"reports": [{report}]}}'
+    transport = httpx.ASGITransport(app=service_app)
+    async with service_app.router.lifespan_context(service_app), httpx.AsyncClient(
+            transport=transport, base_url="http://armlab.test", headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        answer = await client.post(route, content=body, headers=JSON_CONTENT)
+    assert answer.status_code == 200, answer.text
+    assert (answer.json() if route == "/tell" else answer.json()["results"][0])["status"] == "accepted"
+    path = session.journal.path
+    session.close()
+    reopened = LiveSession.open(journal=path, registry=registry)  # replays and verifies the chain
+    reward = reopened.experiment.record(trial).reward
+    reopened.close()
+    assert reward == 0.0 and math.copysign(1, reward) == 1
+    verified = CliRunner().invoke(cli, ["--no-plugins", "journal", "verify", str(path)])
+    assert verified.exit_code == 0, verified.output

@@ -11,7 +11,8 @@
             except ExperimentStoppedError:
                 break
             client.tell(trial.trial_id, run(trial.arm_name))
-        print(client.status().recommendation)
+        status = client.status()
+        print(f"{status.arm_names[status.recommendation]} (arm {status.recommendation})")  # C (arm 2)
 
 The rules both clients keep:
 

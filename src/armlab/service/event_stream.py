@@ -2,10 +2,11 @@
 
 Every subscriber is one task on the service's event loop, so what each costs per event is
 paid as many times as there are readers.  The frames come encoded from the hub (once per
-event, :mod:`armlab.service.events`), and a subscriber that wakes writes every frame
-waiting in its buffer in one write: one task hop and one write per wake, however many
-events arrived meanwhile.  Frames are not held back: an event emitted before a ``/status``
-answer reaches the reader before that answer, which the dashboard's chart relies on.
+event, :mod:`armlab.service.events`), and a subscriber sleeps until the hub wakes it (at
+most ``FLUSH_INTERVAL`` after an event, or at once before a ``/status`` answer) and then
+writes every frame waiting in its buffer in one write: one task hop and one write per
+wake, however many events arrived meanwhile.  An event emitted before a ``/status`` answer
+reaches the reader before that answer, which the dashboard's chart relies on.
 """
 
 from __future__ import annotations
@@ -59,13 +60,13 @@ async def _stream(subscription: Subscription, send: Send) -> None:
     await send({"type": "http.response.body", "body": b": connected\n\n", "more_body": True})
     reported_drops = 0
     while True:
-        frames: list[bytes] = []
         with anyio.move_on_after(KEEPALIVE_INTERVAL):
-            frames.append(await subscription.receive.receive())
+            await subscription.wait_woken()
+        frames: list[bytes] = []
+        _drain(subscription, frames)
         if not frames:
             await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
             continue
-        _drain(subscription, frames)
         if subscription.dropped > reported_drops:
             reported_drops = subscription.dropped
             frames.insert(0, f": {reported_drops} events dropped (reader too slow)\n\n".encode())

@@ -8,6 +8,13 @@ bytes, so an event costs one encoding whatever the number of readers.  It does n
 on how (or whether) logging is configured.  Each subscriber has a bounded buffer: a
 subscriber that cannot keep up loses events (and is told how many) instead of slowing the
 experiment down; at most ``max_subscribers`` read at once (:class:`TooManySubscribers`).
+
+An event only fills the buffers; it wakes no subscriber.  The hub wakes them all
+:data:`FLUSH_INTERVAL` after the first event it has not announced yet, a subscriber whose
+buffer is full at once, and all of them at once when :meth:`EventHub.flush` is called (``/status`` does, so the events before its answer reach
+the readers first): waking a task and writing to its socket cost far more than an event,
+and a busy experiment pays them about ``1 / FLUSH_INTERVAL`` times a second per reader
+instead of once per event and reader (``benchmarks/events_fanout.py``).
 """
 
 from __future__ import annotations
@@ -26,10 +33,13 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from armlab.events import ExperimentEvent
 
-__all__ = ["DEFAULT_MAX_SUBSCRIBERS", "EventHub", "Subscription", "TooManySubscribers", "encode_event"]
+__all__ = ["DEFAULT_MAX_SUBSCRIBERS", "FLUSH_INTERVAL", "EventHub", "Subscription", "TooManySubscribers",
+           "encode_event"]
 
 #: Readers of ``/events`` at most, by default (``armlab serve --max-subscribers``).
 DEFAULT_MAX_SUBSCRIBERS = 200
+#: Seconds an event waits, at most, before the subscribers are woken to write it.
+FLUSH_INTERVAL = 0.25
 
 
 class TooManySubscribers(Exception):
@@ -53,13 +63,21 @@ def encode_event(sequence: int, event: ExperimentEvent) -> bytes:
 
 @dataclass(eq=False)
 class Subscription:
-    """One reader of the stream: ``receive`` yields encoded frames; ``dropped`` counts lost ones."""
+    """One reader of the stream: ``receive`` yields encoded frames; ``dropped`` counts lost ones;
+    ``woken`` is set when the hub asks it to write what its buffer holds."""
 
     receive: ObjectReceiveStream[bytes]
     send: ObjectSendStream[bytes]
     loop: asyncio.AbstractEventLoop
     thread: int
     dropped: int = 0
+    woken: anyio.Event = field(default_factory=anyio.Event)
+
+    async def wait_woken(self) -> None:
+        """Wait until the hub wakes this reader (at once if it did meanwhile), then re-arm."""
+        if not self.woken.is_set():  # a set event would still yield to the loop
+            await self.woken.wait()
+        self.woken = anyio.Event()
 
 
 @dataclass(eq=False)
@@ -70,6 +88,7 @@ class EventHub:
     max_subscribers: int = DEFAULT_MAX_SUBSCRIBERS
     _subscribers: list[Subscription] = field(default_factory=list)
     _sequence: int = 0
+    _flush_timers: dict[asyncio.AbstractEventLoop, asyncio.TimerHandle] = field(default_factory=dict)
 
     def __call__(self, event: ExperimentEvent) -> None:
         if not self._subscribers:
@@ -83,14 +102,25 @@ class EventHub:
             else:  # the experiment is driven from another thread than the stream's
                 subscriber.loop.call_soon_threadsafe(self._offer, subscriber, frame)
 
-    @staticmethod
-    def _offer(subscriber: Subscription, frame: bytes) -> None:
+    def _offer(self, subscriber: Subscription, frame: bytes) -> None:
         try:
             subscriber.send.send_nowait(frame)
         except anyio.WouldBlock:
             subscriber.dropped += 1
+            subscriber.woken.set()  # a full buffer is written at once, not after the interval
+            return
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass  # the subscriber just left
+            return  # the subscriber just left
+        if subscriber.loop not in self._flush_timers:
+            self._flush_timers[subscriber.loop] = subscriber.loop.call_later(FLUSH_INTERVAL, self.flush)
+
+    def flush(self) -> None:
+        """Wake every subscriber to write its buffered frames now (call it from their event loop)."""
+        for timer in self._flush_timers.values():
+            timer.cancel()
+        self._flush_timers.clear()
+        for subscriber in self._subscribers:
+            subscriber.woken.set()
 
     @contextmanager
     def subscribe(self) -> Iterator[Subscription]:

@@ -58,7 +58,8 @@ MAX_BATCH = 1000
 
 class AskBatchIn(_In):
     count: JsonInt = Field(ge=1, le=MAX_BATCH, description="how many trials to dispatch")
-    keys: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+    keys: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]],  # the schema says: no repeats
+                    Field(json_schema_extra={"uniqueItems": True})] | None = Field(
         None, max_length=MAX_BATCH,
         description="idempotency keys: keys[i] is the key of the i-th trial of the batch (trials past the "
         "list's end get none, keys past count are unused); a retried batch returns the same trials. "

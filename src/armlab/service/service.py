@@ -152,6 +152,8 @@ class Service:
         for b, entry in enumerate(out["bandits"]):
             entry["label"] = self.session.plan.bandits[b].label
             entry["arm_names"] = self.session.arm_names(b)
+        self.hub.flush()  # the events this answer includes reach /events readers before it
+        await anyio.sleep(0)  # the woken readers write before this task goes on
         await self.durable()
         return out
 
