@@ -59,8 +59,11 @@ def problems(response: httpx.Response) -> list[Problem]:
     ]
 
 
-def error_for(response: httpx.Response, errors: Mapping[int, type[ServiceError]] = _ANY_ERRORS) -> ServiceError:
-    """The typed error for an answer that is not a success (``errors``: what each status means)."""
+def error_for(response: httpx.Response, errors: Mapping[int, type[ServiceError]] = _ANY_ERRORS,
+              experiment_route: bool = False) -> ServiceError:
+    """The typed error for an answer that is not a success (``errors``: what each status
+    means).  On an experiment's route of ``armlab server`` (``experiment_route``), a 404 of a
+    trial route whose detail speaks of the experiment is :class:`UnknownExperimentError`."""
     status = response.status_code
     kind = errors.get(status, ServiceError)
     if issubclass(kind, InvalidExperimentError):
@@ -68,7 +71,7 @@ def error_for(response: httpx.Response, errors: Mapping[int, type[ServiceError]]
     detail, state = _detail(response)
     if kind is NoTrialError and state in STOPPED_STATES:
         kind = ExperimentStoppedError
-    elif kind is UnknownTrialError and "experiment" in detail.lower():
+    elif kind is UnknownTrialError and experiment_route and "experiment" in detail.lower():
         kind = UnknownExperimentError  # a trial route of an experiment the server does not hold
     return kind(detail, status_code=status, state=state)
 
@@ -77,7 +80,7 @@ def read(call: Call[T], response: httpx.Response) -> T:
     """The parsed answer to ``call`` (None's for an answer without a body), or its typed error."""
     if response.is_success:
         return call.parse(response.json() if response.content else None)
-    raise error_for(response, call.errors)
+    raise error_for(response, call.errors, call.experiment_route)
 
 
 def retryable(response: httpx.Response) -> bool:

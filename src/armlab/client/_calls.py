@@ -74,7 +74,8 @@ def experiment_path(name: str) -> str:
 class Call(Generic[T]):
     """One request: what to send, how to read a success, what its error statuses mean
     (others are a plain :class:`ServiceError`: a 404 from a service without the route is
-    no unknown trial).  ``held``: how long the service may hold it (an ask's wait)."""
+    no unknown trial).  ``held``: how long the service may hold it (an ask's wait);
+    ``experiment_route``: sent under ``/experiments/{name}`` of ``armlab server``."""
 
     method: str
     path: str
@@ -82,12 +83,13 @@ class Call(Generic[T]):
     body: Any = None
     errors: Mapping[int, type[ServiceError]] = field(default_factory=lambda: _ANY_ERRORS)
     held: float = 0.0
+    experiment_route: bool = False
 
     def under(self, prefix: str) -> Call[T]:
         """This call on an experiment's routes of ``armlab server`` (``prefix``: its path),
         where a 404 the route has no meaning for says the experiment is unknown."""
         return Call(self.method, prefix + self.path, self.parse, self.body,
-                    {404: UnknownExperimentError, **self.errors}, self.held)
+                    {404: UnknownExperimentError, **self.errors}, self.held, experiment_route=True)
 
 
 def _nothing(answer: Any) -> None:

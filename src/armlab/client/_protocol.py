@@ -374,7 +374,7 @@ class EventFeed:
         response = yield from self._protocol.exchange(call.method, call.path, None, timeout, stream=True)
         if not response.is_success:
             yield Close(response, read=True)
-            raise error_for(response, call.errors)
+            raise error_for(response, call.errors, call.experiment_route)
         self._response = response
         self._lines = yield Lines(response)
         while (item := (yield from self._next_item())) != CONNECTED:
