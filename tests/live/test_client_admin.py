@@ -335,10 +335,15 @@ def test_the_command_line_creates_lists_stops_and_deletes(server, tmp_path):
     listed = _armlab("experiments", "list", server, "--admin-token-file", str(token_file), env={"ARMLAB_ADMIN_TOKEN": ""})
     shown = _armlab("experiments", "get", server, "checkout", "--json")
     issued = _armlab("experiments", "token", server, "checkout")
+    token_id = issued.output.split("(id ", 1)[1].split(")", 1)[0]
+    revoked = _armlab("experiments", "revoke", server, "checkout", token_id)
+    revoked_again = _armlab("experiments", "revoke", server, "checkout", token_id)
     stopped = _armlab("experiments", "stop", server, "checkout")
     deleted = _armlab("experiments", "delete", server, "checkout")
     empty = _armlab("experiments", "list", server)
-    for result in (created, listed, shown, issued, stopped, deleted, empty):
+    assert revoked_again.exit_code == 2 and revoked_again.output == f"Error: no token {token_id} of checkout\n"
+    assert revoked.output == f"revoked token {token_id} of checkout\n"
+    for result in (created, listed, shown, issued, revoked, stopped, deleted, empty):
         assert result.exit_code == 0, result.output
     assert created.output.splitlines()[0] == ("created checkout: running, 0/5 trials, "
                                              "recommendation none, last activity never")

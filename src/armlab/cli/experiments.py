@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,6 +105,15 @@ def experiments_command() -> None:
     """Create, list, stop and delete the experiments of an `armlab server` at URL."""
 
 
+def _on_experiment(command: str) -> Callable[[Callable[..., None]], click.Command]:
+    """A sub-command taking URL, NAME and --admin-token-file."""
+
+    def make(function: Callable[..., None]) -> click.Command:
+        return experiments_command.command(command)(_url(_name(_token_file(function))))
+
+    return make
+
+
 @experiments_command.command("create")
 @_url
 @_name
@@ -135,10 +144,7 @@ def list_command(url: str, admin_token_file: str | None, as_json: bool) -> None:
         click.echo("no experiments")
 
 
-@experiments_command.command("get")
-@_url
-@_name
-@_token_file
+@_on_experiment("get")
 @_as_json
 def get_command(url: str, name: str, admin_token_file: str | None, as_json: bool) -> None:
     """Show experiment NAME."""
@@ -147,10 +153,7 @@ def get_command(url: str, name: str, admin_token_file: str | None, as_json: bool
     click.echo(json.dumps(summary.model_dump(mode="json"), indent=2) if as_json else _describe(summary))
 
 
-@experiments_command.command("stop")
-@_url
-@_name
-@_token_file
+@_on_experiment("stop")
 def stop_command(url: str, name: str, admin_token_file: str | None) -> None:
     """Stop dispatching trials of NAME (reports of trials already out are still accepted; the
     data is kept)."""
@@ -159,10 +162,7 @@ def stop_command(url: str, name: str, admin_token_file: str | None) -> None:
     click.echo(f"stopped {_describe(summary)}")
 
 
-@experiments_command.command("delete")
-@_url
-@_name
-@_token_file
+@_on_experiment("delete")
 def delete_command(url: str, name: str, admin_token_file: str | None) -> None:
     """Delete the stopped experiment NAME and its data (the name can be used again)."""
     with _admin(url, admin_token_file) as client:
@@ -170,10 +170,7 @@ def delete_command(url: str, name: str, admin_token_file: str | None) -> None:
     click.echo(f"deleted {name}")
 
 
-@experiments_command.command("token")
-@_url
-@_name
-@_token_file
+@_on_experiment("token")
 def token_command(url: str, name: str, admin_token_file: str | None) -> None:
     """Issue another client token of NAME, printed once."""
     with _admin(url, admin_token_file) as client:
@@ -181,11 +178,8 @@ def token_command(url: str, name: str, admin_token_file: str | None) -> None:
     _print_token(issued.token, issued.token_id)
 
 
-@experiments_command.command("revoke")
-@_url
-@_name
+@_on_experiment("revoke")
 @click.argument("token_id")
-@_token_file
 def revoke_command(url: str, name: str, token_id: str, admin_token_file: str | None) -> None:
     """Revoke the client token TOKEN_ID of NAME: refused from now on."""
     with _admin(url, admin_token_file) as client:
