@@ -1,4 +1,6 @@
-"""A Python client of the ask/tell service (``armlab serve``): :class:`Client` and :class:`AsyncClient`.
+"""A Python client of the ask/tell service: :class:`Client` and :class:`AsyncClient` for one
+experiment (``armlab serve``, or ``experiment=NAME`` of ``armlab server``), and
+:class:`AdminClient` / :class:`AsyncAdminClient` for ``armlab server``'s experiments.
 
 ::
 
@@ -31,36 +33,57 @@ The rules both clients keep:
   / :class:`ExperimentStoppedError` (asks), 422 :class:`InvalidRequestError` /
   :class:`RewardRejectedError`, no usable answer :class:`ServiceUnavailableError`.
 * **Events.**  ``events()`` streams ``GET /events`` as :mod:`armlab.events` dataclasses.
+* **One protocol.**  Both clients drive the same sans-IO core (``_protocol.py``): requests,
+  retries, answers and errors are written once; ``_sync.py`` and ``_async.py`` only block
+  or await.
 
 Needs httpx (armlab's ``live`` extra).  The guide is ``docs/client.md``.
 """
 
-from armlab.client._async import AsyncClient, AsyncEventStream
-from armlab.client._sync import Client, EventStream
+from armlab.client._async import AsyncAdminClient, AsyncClient, AsyncEventStream
+from armlab.client._sync import AdminClient, Client, EventStream
 from armlab.client.errors import (
     AuthError,
     ConflictError,
+    ExperimentExistsError,
     ExperimentStoppedError,
+    ForbiddenError,
+    InvalidExperimentError,
     InvalidRequestError,
     NoTrialError,
+    NotFoundError,
+    Problem,
     RewardRejectedError,
     ServiceError,
     ServiceUnavailableError,
+    UnknownExperimentError,
     UnknownTrialError,
 )
+from armlab.client.models import CreatedExperiment, ExperimentSummary, IssuedToken
 
 __all__ = [
+    "AdminClient",
+    "AsyncAdminClient",
     "AsyncClient",
     "AsyncEventStream",
     "AuthError",
     "Client",
     "ConflictError",
+    "CreatedExperiment",
     "EventStream",
+    "ExperimentExistsError",
     "ExperimentStoppedError",
+    "ExperimentSummary",
+    "ForbiddenError",
+    "InvalidExperimentError",
     "InvalidRequestError",
+    "IssuedToken",
     "NoTrialError",
+    "NotFoundError",
+    "Problem",
     "RewardRejectedError",
     "ServiceError",
     "ServiceUnavailableError",
+    "UnknownExperimentError",
     "UnknownTrialError",
 ]

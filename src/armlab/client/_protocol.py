@@ -1,53 +1,45 @@
-"""What both clients send and how they read the answers, with no I/O of its own.
+"""The clients' protocol, once, with no I/O: a sans-IO core that both transports drive.
 
-:class:`~armlab.client.Client` and :class:`~armlab.client.AsyncClient` differ only in how
-they wait (blocking or awaiting).  Each request is described here once as a :class:`Call`
-(method, path, body, how to parse a success, what its 409 and 422 mean); the retry
-schedule (:class:`Backoff`), the mapping of answers to errors and the decoding of
-server-sent events are shared too.
+Every operation of :class:`~armlab.client.Client` and :class:`~armlab.client.AsyncClient`
+(and of the admin clients) is a generator here: it yields *effects* (:class:`Send` a
+request, :class:`Pause`, read a streamed answer's :class:`Lines`, :class:`Close` it) and
+receives what each produced; its return value is the operation's result, and the errors it
+raises are the client's.  Request building (:mod:`armlab.client._calls`), the retry policy
+(:class:`Backoff`), answer parsing and error mapping (:mod:`armlab.client._answers`) and
+the event stream's handshake all live here; ``_sync.py`` performs the effects by blocking,
+``_async.py`` by awaiting, and neither holds any of the protocol's rules.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import numbers
 import os
 import random
 import time
-import uuid
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Generic, TypeVar
+from collections.abc import Generator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import httpx
 
-from armlab.client.errors import (
-    AuthError,
-    ConflictError,
-    ExperimentStoppedError,
-    InvalidRequestError,
-    NoTrialError,
-    RewardRejectedError,
-    ServiceError,
-    ServiceUnavailableError,
-    UnknownTrialError,
-)
+from armlab.client import _calls as calls
+from armlab.client._answers import error_for, gave_up, read, retryable
+from armlab.client._calls import Call, ConfigSource, TellBatch, new_key, tell_call
+from armlab.client._sse import CONNECTED, ENDED_BEFORE_CONNECTED, Message, SSEDecoder, decode_event
+from armlab.client.errors import NoTrialError, ServiceUnavailableError
+from armlab.client.models import CreatedExperiment, ExperimentSummary, IssuedToken
 from armlab.errors import ConfigError
-from armlab.events import EVENT_TYPES, ExperimentEvent
+from armlab.events import ExperimentEvent
 from armlab.service.auth import TOKEN_ENV
-from armlab.service.models import (
-    MAX_BATCH,
-    AskBatchOut,
-    ItemReportOut,
-    ReportOut,
-    RetireOut,
-    StatusOut,
-    TellBatchOut,
-    TrialOut,
-)
+from armlab.service.models import AskBatchOut, ReportOut, RetireOut, StatusOut, TellBatchOut, TrialOut
+
+__all__ = ["TellBatch", "tell_call"]  # also read by the service's tests
 
 T = TypeVar("T")
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+#: Where the admin client finds the server's admin token when none is passed.
+ADMIN_TOKEN_ENV = "ARMLAB_ADMIN_TOKEN"
 
 #: Longest wait for a free in-flight slot that one /ask request may ask of the service
 #: (``AskIn.wait``'s bound); longer waits are several requests.
@@ -57,29 +49,66 @@ MAX_SERVER_WAIT = 60.0
 #: so four missed ones mean the connection is dead.
 EVENTS_READ_TIMEOUT = 60.0
 
-#: States in which no trial will ever be dispatched again.
-STOPPED_STATES = frozenset({"budget_spent", "stopped", "finished"})
-
 #: Failures worth another try: the request may not have arrived, or its answer was lost.
 RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
-def auth_headers(token: str | None, insecure: bool) -> dict[str, str]:
-    """The Authorization header for ``token``, else ``$ARMLAB_TOKEN``; none when ``insecure``."""
-    if insecure:
-        return {}
-    token = token if token is not None else os.environ.get(TOKEN_ENV, "").strip()
-    if not token:
-        raise ConfigError(
-            f"no token for the armlab service: pass token=... or set {TOKEN_ENV} "
-            "(insecure=True talks to a service started with --insecure, without a token)"
-        )
-    return {"Authorization": f"Bearer {token}"}
+# -- effects: what a transport does for the core ---------------------------------------------
 
 
-def new_key() -> str:
-    """A fresh idempotency key: a retried request that carries it gets the same trial."""
-    return uuid.uuid4().hex
+@dataclass(frozen=True)
+class Send:
+    """Send a request (through the transport's ``httpx`` client, which adds the base URL and
+    the token); the reply is the ``httpx.Response``, or the :data:`RETRYABLE_ERRORS`
+    exception that stood in for one.  ``stream``: leave the body unread (``/events``)."""
+
+    method: str
+    path: str
+    body: Any
+    timeout: httpx.Timeout
+    stream: bool = False
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Wait ``seconds`` (blocking or awaiting); the reply is None."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Close:
+    """Close a streamed answer, reading what is left of its body first when ``read``."""
+
+    response: httpx.Response
+    read: bool = False
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Start reading a streamed answer line by line; the reply is the transport's line
+    iterator, which the core hands back in each :class:`NextLine`."""
+
+    response: httpx.Response
+
+
+@dataclass(frozen=True)
+class NextLine:
+    """The next line from ``lines`` (a :class:`Lines` reply): the line, :data:`END` at the
+    end of the stream, or the :data:`RETRYABLE_ERRORS` exception that broke it."""
+
+    lines: Any
+
+
+#: :class:`NextLine`'s reply at the end of the stream, and an event stream's last item.
+END = object()
+
+Effect = Send | Pause | Close | Lines | NextLine
+#: An operation: yields effects, receives their replies, returns its result.
+Operation = Generator[Effect, Any, T]
+
+
+# -- the retry policy ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -130,18 +159,6 @@ class Attempts:
         return delay
 
 
-def gave_up(method: str, path: str, attempts: Attempts, failure: httpx.Response | Exception) -> ServiceUnavailableError:
-    """The error for a request whose tries all failed (``failure``: the last one)."""
-    tries = f"{attempts.retried + 1} tr{'y' if attempts.retried == 0 else 'ies'}"
-    if isinstance(failure, httpx.Response):
-        detail, state = _detail(failure)
-        return ServiceUnavailableError(f"{method} {path}: {detail} ({tries})", status_code=failure.status_code,
-                                       state=state)
-    error = ServiceUnavailableError(f"{method} {path}: no answer from the service after {tries}: {failure!r}")
-    error.__cause__ = failure
-    return error
-
-
 def with_held_time(timeout: httpx.Timeout, held: float) -> httpx.Timeout:
     """``timeout`` with ``held`` more seconds to read the answer (the service waits that long)."""
     if not held or timeout.read is None:
@@ -152,33 +169,6 @@ def with_held_time(timeout: httpx.Timeout, held: float) -> httpx.Timeout:
 def with_read(timeout: httpx.Timeout, read: float) -> httpx.Timeout:
     """``timeout`` with another read timeout."""
     return httpx.Timeout(connect=timeout.connect, read=read, write=timeout.write, pool=timeout.pool)
-
-
-# -- requests -------------------------------------------------------------------------------
-
-
-#: What an error status means for every request (401, 422), and for those about one trial.
-_ANY_ERRORS: Mapping[int, type[ServiceError]] = {401: AuthError, 422: InvalidRequestError}
-_TRIAL_ERRORS: Mapping[int, type[ServiceError]] = {**_ANY_ERRORS, 404: UnknownTrialError, 409: ConflictError}
-_ASK_ERRORS: Mapping[int, type[ServiceError]] = {**_ANY_ERRORS, 409: NoTrialError}
-
-
-@dataclass(frozen=True)
-class Call(Generic[T]):
-    """One request: what to send, how to read a success, what its error statuses mean
-    (others are a plain :class:`ServiceError`: a 404 from a service without the route is
-    no unknown trial).  ``held``: how long the service may hold it (an ask's wait)."""
-
-    method: str
-    path: str
-    parse: Callable[[Any], T]
-    body: Any = None
-    errors: Mapping[int, type[ServiceError]] = field(default_factory=lambda: _ANY_ERRORS)
-    held: float = 0.0
-
-
-def ask_call(key: str, wait: float) -> Call[TrialOut]:
-    return Call("POST", "/ask", TrialOut.model_validate, {"key": key, "wait": wait}, _ASK_ERRORS, held=wait)
 
 
 def next_ask_delay(refusal: NoTrialError, until: float, sent_at: float, held: float) -> float | None:
@@ -193,200 +183,218 @@ def next_ask_delay(refusal: NoTrialError, until: float, sent_at: float, held: fl
     return 0.0 if now - sent_at >= held else min(1.0, until - now)
 
 
-def ask_many_call(count: int, keys: list[str] | None) -> Call[AskBatchOut]:
-    if not 1 <= count <= MAX_BATCH:
-        raise ValueError(f"count must be between 1 and {MAX_BATCH}, not {count}")
-    keys = [new_key() for _ in range(count)] if keys is None else list(keys)
-    if len(keys) != count:
-        raise ValueError(f"give one key per trial ({count}), not {len(keys)}")
-    return Call("POST", "/ask/batch", AskBatchOut.model_validate, {"count": count, "keys": keys},
-                _ASK_ERRORS)
+def auth_headers(token: str | None, insecure: bool, env: str = TOKEN_ENV) -> dict[str, str]:
+    """The Authorization header for ``token``, else ``$env``; none when ``insecure``."""
+    if insecure:
+        return {}
+    token = token if token is not None else os.environ.get(env, "").strip()
+    if not token:
+        raise ConfigError(
+            f"no token for the armlab service: pass token=... or set {env}"
+            + (" (insecure=True talks to a service started with --insecure, without a token)"
+               if env == TOKEN_ENV else "")
+        )
+    return {"Authorization": f"Bearer {token}"}
 
 
-def tell_call(trial_id: int, reward: Any) -> Call[ReportOut]:
-    value, problem = json_reward(reward)
-    if problem is not None:
-        raise RewardRejectedError(f"trial {trial_id}: {problem}")
-    return Call("POST", "/tell", ReportOut.model_validate, {"trial_id": trial_id, "reward": value},
-                {**_TRIAL_ERRORS, 422: RewardRejectedError})
+# -- the protocol ----------------------------------------------------------------------------
 
 
-def abandon_call(trial_id: int, reason: str) -> Call[ReportOut]:
-    return Call("POST", "/abandon", ReportOut.model_validate, {"trial_id": trial_id, "reason": reason},
-                _TRIAL_ERRORS)
-
-
-def status_call() -> Call[StatusOut]:
-    return Call("GET", "/status", StatusOut.model_validate)
-
-
-def trial_call(trial_id: int) -> Call[TrialOut]:
-    return Call("GET", f"/trials/{int(trial_id)}", TrialOut.model_validate, errors=_TRIAL_ERRORS)
-
-
-def retire_call(arm: int | str, bandit: int, reason: str) -> Call[RetireOut]:
-    return Call("POST", "/retire", RetireOut.model_validate, {"arm": arm, "bandit": bandit, "reason": reason},
-                {**_ANY_ERRORS, 409: ConflictError})
-
-
-def json_reward(reward: Any) -> tuple[Any, str | None]:
-    """A number as a JSON-ready float (NumPy scalars included), anything else unchanged for
-    the service to judge; with the reason it is unusable when it is a number that no finite
-    float holds (NaN, infinities, integers past the largest float), else None."""
-    if not isinstance(reward, numbers.Real) or isinstance(reward, bool):
-        return reward, None
-    try:
-        value = float(reward)
-    except OverflowError:
-        return reward, "reward must be a finite number, got an integer too large for a float"
-    return value, None if math.isfinite(value) else f"reward must be a finite number, got {value!r}"
-
-
-class TellBatch:
-    """The reports of one ``tell_many``: those JSON can carry go to the service; rewards that
-    are no finite float (NaN, infinities, integers past the largest float) get their
-    ``rejected`` result here, in place."""
-
-    def __init__(self, reports: Iterable[tuple[int, Any] | Mapping[str, Any]]) -> None:
-        self.items: list[dict[str, Any]] = []
-        self.refused: dict[int, ItemReportOut] = {}  # position -> its result
-        for position, report in enumerate(reports):
-            if isinstance(report, Mapping):
-                trial_id, reward = report["trial_id"], report["reward"]
-            else:
-                trial_id, reward = report
-            value, problem = json_reward(reward)
-            if problem is not None:
-                self.refused[position] = ItemReportOut(trial_id=trial_id, status="rejected", message=problem)
-            else:
-                self.items.append({"trial_id": trial_id, "reward": value})
-        if len(self.items) + len(self.refused) > MAX_BATCH:
-            raise ValueError(f"at most {MAX_BATCH} reports per batch, not {len(self.items) + len(self.refused)}")
-
-    def call(self) -> Call[TellBatchOut] | None:
-        """The request, or None when there is nothing to send."""
-        if not self.items:
-            return None
-        return Call("POST", "/tell/batch", TellBatchOut.model_validate, {"reports": self.items})
-
-    def merge(self, answer: TellBatchOut | None) -> TellBatchOut:
-        """The service's results with the refused reports put back at their positions."""
-        sent = iter(answer.results if answer is not None else ())
-        total = len(self.items) + len(self.refused)
-        return TellBatchOut(results=[self.refused[i] if i in self.refused else next(sent) for i in range(total)])
-
-
-# -- answers --------------------------------------------------------------------------------
-
-
-def _detail(response: httpx.Response) -> tuple[str, str | None]:
-    """The service's ``detail`` and ``state`` (ErrorOut), or the raw text of another answer."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and isinstance(body.get("detail"), str):
-        state = body.get("state")
-        return body["detail"], state if isinstance(state, str) else None
-    return response.text or response.reason_phrase, None
-
-
-def error_for(response: httpx.Response, errors: Mapping[int, type[ServiceError]] = _ANY_ERRORS) -> ServiceError:
-    """The typed error for an answer that is not a success (``errors``: what each status means)."""
-    detail, state = _detail(response)
-    status = response.status_code
-    kind = errors.get(status, ServiceError)
-    if kind is NoTrialError and state in STOPPED_STATES:
-        kind = ExperimentStoppedError
-    return kind(detail, status_code=status, state=state)
-
-
-def read(call: Call[T], response: httpx.Response) -> T:
-    """The parsed answer to ``call``, or its typed error."""
-    if response.is_success:
-        return call.parse(response.json())
-    raise error_for(response, call.errors)
-
-
-def retryable(response: httpx.Response) -> bool:
-    """A 5xx answer: the service is failing or restarting; every request here is safe to repeat."""
-    return response.status_code >= 500
-
-
-# -- server-sent events ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Message:
-    """One server-sent event: its ``event`` name and its ``data``."""
-
-    event: str
-    data: str
-
-
-class SSEDecoder:
-    """Reads a ``text/event-stream`` one line at a time (the format's field rules)."""
-
-    def __init__(self) -> None:
-        self._event = ""
-        self._data: list[str] = []
-
-    def feed(self, line: str) -> Message | str | None:
-        """A :class:`Message` at the blank line that ends it, a comment's text, else None."""
-        if not line:
-            message = Message(self._event or "message", "\n".join(self._data)) if self._data else None
-            self._event, self._data = "", []
-            return message
-        if line.startswith(":"):
-            return line[1:].strip()
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            self._event = value
-        elif name == "data":
-            self._data.append(value)
-        return None
-
-
-#: The comment with which the service confirms a subscription (events from then on arrive).
-CONNECTED = "connected"
-ENDED_BEFORE_CONNECTED = "GET /events: the stream ended before the service confirmed the subscription"
-
-
-def decode_event(message: Message) -> ExperimentEvent | dict[str, Any]:
-    """The :mod:`armlab.events` dataclass named by the message, or its JSON data as a dict
-    when this armlab cannot build one: a kind it does not know, or one that lacks a field.
-    Fields the dataclass does not have (a newer service's) are left out, so a service of
-    another version never breaks the stream."""
-    data = json.loads(message.data)
-    kind = EVENT_TYPES.get(message.event)
-    if kind is None:
-        return data
-    names = {f.name for f in fields(kind)}
-    try:
-        return kind(**{name: value for name, value in data.items() if name in names})
-    except TypeError:  # a field of this armlab's dataclass that the service did not send
-        return data
-
-
-# -- settings -------------------------------------------------------------------------------
-
-DEFAULT_URL = "http://127.0.0.1:8000"
-
-
-class ClientBase:
-    """The settings :class:`~armlab.client.Client` and :class:`~armlab.client.AsyncClient` share.
+class Protocol:
+    """The settings of one client and the operations every client shares.
 
     ``timeout`` (seconds, or an ``httpx.Timeout``) bounds each try; ``retries``,
-    ``deadline``, ``backoff`` and ``max_backoff`` make the :class:`Backoff` of each request.
+    ``deadline``, ``backoff`` and ``max_backoff`` make the :class:`Backoff` of each request;
+    ``headers`` carry the token the transport sends with every request.
     """
 
     def __init__(
-        self, url: str, token: str | None, *, insecure: bool, timeout: float | httpx.Timeout,
-        retries: int | None, deadline: float | None, backoff: float, max_backoff: float,
+        self, url: str, headers: dict[str, str], *, timeout: float | httpx.Timeout, retries: int | None,
+        deadline: float | None, backoff: float, max_backoff: float,
     ) -> None:
         self.url = url
+        self.headers = headers
         self.timeout = httpx.Timeout(timeout)
         self.backoff = Backoff(retries, deadline, backoff, max_backoff)
-        self.headers = auth_headers(token, insecure)
         self.rng = random.Random()  # jitter only: clients restarted together must not retry in step
+
+    def exchange(self, method: str, path: str, body: Any, timeout: httpx.Timeout,
+                 stream: bool = False) -> Operation[httpx.Response]:
+        """Send until an answer below 500 comes, or the retries or the deadline run out."""
+        attempts = self.backoff.start(self.rng)
+        while True:
+            reply = yield Send(method, path, body, timeout, stream)
+            if isinstance(reply, httpx.Response):
+                if not retryable(reply):
+                    return reply
+                yield Close(reply, read=True)
+            delay = attempts.next_delay()
+            if delay is None:
+                raise gave_up(method, path, attempts.retried + 1, reply)
+            yield Pause(delay)
+
+    def perform(self, call: Call[T]) -> Operation[T]:
+        """``call`` sent (with retries) and its answer read."""
+        response = yield from self.exchange(call.method, call.path, call.body,
+                                            with_held_time(self.timeout, call.held))
+        return read(call, response)
+
+
+class ExperimentProtocol(Protocol):
+    """The operations on one experiment: ``armlab serve``'s routes, or with ``experiment`` a
+    name, ``/experiments/{name}/...`` of ``armlab server`` (the name quoted)."""
+
+    def __init__(self, url: str, headers: dict[str, str], experiment: str | None, **settings: Any) -> None:
+        super().__init__(url, headers, **settings)
+        self.experiment = experiment
+        self.prefix = "" if experiment is None else calls.experiment_path(experiment)
+
+    def perform(self, call: Call[T]) -> Operation[T]:
+        return (yield from super().perform(call.under(self.prefix) if self.prefix else call))
+
+    def ask(self, key: str | None, wait: float) -> Operation[TrialOut]:
+        key = new_key() if key is None else key
+        until = time.monotonic() + wait
+        while True:
+            sent_at = time.monotonic()
+            held = min(max(0.0, until - sent_at), MAX_SERVER_WAIT)
+            try:
+                return (yield from self.perform(calls.ask_call(key, held)))
+            except NoTrialError as exc:
+                delay = next_ask_delay(exc, until, sent_at, held)
+                if delay is None:
+                    raise
+            yield Pause(delay)
+
+    def ask_many(self, count: int, keys: list[str] | None) -> Operation[AskBatchOut]:
+        return self.perform(calls.ask_many_call(count, keys))
+
+    def tell(self, trial_id: int, reward: Any) -> Operation[ReportOut]:
+        return self.perform(tell_call(trial_id, reward))
+
+    def tell_many(self, reports: Iterable[tuple[int, Any] | Mapping[str, Any]]) -> Operation[TellBatchOut]:
+        batch = TellBatch(reports)
+        call = batch.call()
+        return batch.merge(None if call is None else (yield from self.perform(call)))
+
+    def abandon(self, trial_id: int, reason: str) -> Operation[ReportOut]:
+        return self.perform(calls.abandon_call(trial_id, reason))
+
+    def retire(self, arm: int | str, bandit: int, reason: str) -> Operation[RetireOut]:
+        return self.perform(calls.retire_call(arm, bandit, reason))
+
+    def status(self) -> Operation[StatusOut]:
+        return self.perform(calls.status_call())
+
+    def trial(self, trial_id: int) -> Operation[TrialOut]:
+        return self.perform(calls.trial_call(trial_id))
+
+
+class AdminProtocol(Protocol):
+    """The admin operations of ``armlab server`` (``docs/client.md``)."""
+
+    def create_experiment(self, name: str, config: ConfigSource) -> Operation[CreatedExperiment]:
+        return self.perform(calls.create_call(name, config))
+
+    def list_experiments(self) -> Operation[list[ExperimentSummary]]:
+        return self.perform(calls.list_call())
+
+    def get_experiment(self, name: str) -> Operation[ExperimentSummary]:
+        return self.perform(calls.get_call(name))
+
+    def stop_experiment(self, name: str) -> Operation[ExperimentSummary]:
+        return self.perform(calls.stop_call(name))
+
+    def delete_experiment(self, name: str) -> Operation[None]:
+        return self.perform(calls.delete_call(name))
+
+    def issue_token(self, name: str) -> Operation[IssuedToken]:
+        return self.perform(calls.issue_token_call(name))
+
+    def revoke_token(self, name: str, token_id: str) -> Operation[None]:
+        return self.perform(calls.revoke_token_call(name, token_id))
+
+
+class ExperimentClientBase:
+    """The arguments of :class:`~armlab.client.Client` and :class:`~armlab.client.AsyncClient`
+    (documented on ``Client``); the transport connects in :meth:`_connect`."""
+
+    def __init__(
+        self, url: str = DEFAULT_URL, token: str | None = None, *, experiment: str | None = None,
+        insecure: bool = False, timeout: float | httpx.Timeout = 10.0, retries: int | None = 20,
+        deadline: float | None = 60.0, backoff: float = 0.05, max_backoff: float = 2.0,
+        transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.experiment_protocol = ExperimentProtocol(
+            url, auth_headers(token, insecure), experiment, timeout=timeout, retries=retries, deadline=deadline,
+            backoff=backoff, max_backoff=max_backoff)
+        self._connect(self.experiment_protocol, transport)
+
+    def _connect(self, protocol: Protocol, transport: Any) -> None:
+        raise NotImplementedError
+
+
+class AdminClientBase:
+    """The arguments of :class:`~armlab.client.AdminClient` and its async twin: ``token``
+    defaults to ``$ARMLAB_ADMIN_TOKEN``, the others are ``Client``'s."""
+
+    def __init__(
+        self, url: str = DEFAULT_URL, token: str | None = None, *, timeout: float | httpx.Timeout = 10.0,
+        retries: int | None = 20, deadline: float | None = 60.0, backoff: float = 0.05, max_backoff: float = 2.0,
+        transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.admin_protocol = AdminProtocol(
+            url, auth_headers(token, False, ADMIN_TOKEN_ENV), timeout=timeout, retries=retries,
+            deadline=deadline, backoff=backoff, max_backoff=max_backoff)
+        self._connect(self.admin_protocol, transport)
+
+    def _connect(self, protocol: Protocol, transport: Any) -> None:
+        raise NotImplementedError
+
+
+class EventFeed:
+    """One subscription to an experiment's ``GET /events``, as operations: :meth:`open`
+    (retried like any request; returns once the service confirmed the subscription),
+    :meth:`next` (the next event as an :mod:`armlab.events` dataclass, a dict for a kind
+    this armlab cannot build, :data:`END` when the service closed the stream) and
+    :meth:`close`."""
+
+    def __init__(self, protocol: ExperimentProtocol) -> None:
+        self._protocol = protocol
+        self._response: httpx.Response | None = None
+        self._lines: Any = None
+        self._decoder = SSEDecoder()
+
+    def open(self) -> Operation[None]:
+        if self._response is not None:
+            return
+        call = calls.events_call()
+        call = call.under(self._protocol.prefix) if self._protocol.prefix else call
+        timeout = with_read(self._protocol.timeout, EVENTS_READ_TIMEOUT)
+        response = yield from self._protocol.exchange(call.method, call.path, None, timeout, stream=True)
+        if not response.is_success:
+            yield Close(response, read=True)
+            raise error_for(response, call.errors, call.experiment_route)
+        self._response = response
+        self._lines = yield Lines(response)
+        while (item := (yield from self._next_item())) != CONNECTED:
+            if item is END:
+                raise ServiceUnavailableError(ENDED_BEFORE_CONNECTED)
+
+    def next(self) -> Operation[ExperimentEvent | dict[str, Any] | object]:
+        yield from self.open()
+        while not isinstance(item := (yield from self._next_item()), Message):
+            if item is END:
+                return END
+        return decode_event(item)
+
+    def close(self) -> Operation[None]:
+        if self._response is not None:
+            yield Close(self._response)
+
+    def _next_item(self) -> Operation[Message | str | object | None]:
+        assert self._lines is not None  # set by open()
+        line = yield NextLine(self._lines)
+        if isinstance(line, Exception):
+            raise ServiceUnavailableError(f"the event stream broke: {line!r}") from line
+        return END if line is END else self._decoder.feed(line)

@@ -1,50 +1,38 @@
-"""The blocking client, :class:`Client`, and its event stream."""
+"""The blocking transport: :class:`Client`, :class:`AdminClient` and :class:`EventStream`.
+
+Each method hands one operation of the protocol core (:mod:`armlab.client._protocol`) to
+:meth:`Blocking.run`, which performs its effects with ``httpx.Client`` and ``time.sleep``.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
+from contextlib import closing
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
 
 from armlab.client import _protocol as p
-from armlab.client.errors import NoTrialError, ServiceUnavailableError
+from armlab.client._calls import ConfigSource
+from armlab.client.models import CreatedExperiment, ExperimentSummary, IssuedToken
 from armlab.events import ExperimentEvent
-from armlab.service.models import (
-    AskBatchOut,
-    ReportOut,
-    RetireOut,
-    StatusOut,
-    TellBatchOut,
-    TrialOut,
-)
+from armlab.service.models import AskBatchOut, ReportOut, RetireOut, StatusOut, TellBatchOut, TrialOut
 
-__all__ = ["Client", "EventStream"]
+__all__ = ["AdminClient", "Client", "EventStream"]
 
 T = TypeVar("T")
 
 
-class Client(p.ClientBase):
-    """A blocking client of ``armlab serve`` (see :mod:`armlab.client` for the rules it keeps).
+class Blocking:
+    """Performs the core's effects by blocking; ``http`` is the ``httpx.Client`` (base URL
+    and token set), for requests the clients do not wrap."""
 
-    ``token`` defaults to ``$ARMLAB_TOKEN``; ``insecure=True`` sends none (a service started
-    with ``--insecure``).  ``timeout`` bounds each try, ``retries`` and ``deadline`` (seconds
-    since the first try; None: unbounded) bound the retries of a request that got no answer
-    or a 5xx, spaced by exponential backoff from ``backoff`` up to ``max_backoff`` seconds.
-    ``transport`` replaces httpx's (tests, ``httpx.MockTransport``).  ``http`` is the
-    underlying ``httpx.Client``, for requests this class does not wrap.
-    """
-
-    def __init__(
-        self, url: str = p.DEFAULT_URL, token: str | None = None, *, insecure: bool = False,
-        timeout: float | httpx.Timeout = 10.0, retries: int | None = 20, deadline: float | None = 60.0,
-        backoff: float = 0.05, max_backoff: float = 2.0, transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        super().__init__(url, token, insecure=insecure, timeout=timeout, retries=retries, deadline=deadline,
-                         backoff=backoff, max_backoff=max_backoff)
-        self.http = httpx.Client(base_url=url, headers=self.headers, timeout=self.timeout, transport=transport)
+    def _connect(self, protocol: p.Protocol, transport: httpx.BaseTransport | None) -> None:
+        self.protocol = protocol
+        self.http = httpx.Client(base_url=protocol.url, headers=protocol.headers, timeout=protocol.timeout,
+                                 transport=transport)
 
     def __enter__(self) -> Self:
         return self
@@ -56,7 +44,48 @@ class Client(p.ClientBase):
         """Close the connections."""
         self.http.close()
 
-    # -- the API ----------------------------------------------------------------------------
+    def run(self, operation: p.Operation[T]) -> T:
+        """``operation``'s result, its effects performed one by one."""
+        reply: Any = None
+        with closing(operation):  # an operation left unfinished by an error
+            while True:
+                try:
+                    effect = operation.send(reply)
+                except StopIteration as done:
+                    return done.value
+                reply = self._perform(effect)
+
+    def _perform(self, effect: p.Effect) -> Any:
+        try:
+            if isinstance(effect, p.Send):
+                request = self.http.build_request(effect.method, effect.path, json=effect.body,
+                                                  timeout=effect.timeout)
+                return self.http.send(request, stream=effect.stream)
+            if isinstance(effect, p.Pause):
+                return time.sleep(effect.seconds)
+            if isinstance(effect, p.Lines):
+                return effect.response.iter_lines()
+            if isinstance(effect, p.NextLine):
+                return next(effect.lines, p.END)
+            if effect.read:
+                effect.response.read()
+            return effect.response.close()
+        except p.RETRYABLE_ERRORS as exc:
+            return exc
+
+
+class Client(Blocking, p.ExperimentClientBase):
+    """A blocking client of one experiment (see :mod:`armlab.client` for the rules it keeps).
+
+    ``experiment``: None talks to ``armlab serve`` (its routes at the root); a name talks to
+    that experiment of ``armlab server`` (``/experiments/{name}/...``, the name quoted).
+    ``token`` defaults to ``$ARMLAB_TOKEN`` (an experiment's client token, or the admin
+    token); ``insecure=True`` sends none (a service started with ``--insecure``).
+    ``timeout`` bounds each try, ``retries`` and ``deadline`` (seconds since the first try;
+    None: unbounded) bound the retries of a request that got no answer or a 5xx, spaced by
+    exponential backoff from ``backoff`` up to ``max_backoff`` seconds.  ``transport``
+    replaces httpx's (tests, ``httpx.MockTransport``).
+    """
 
     def ask(self, key: str | None = None, wait: float = 0.0) -> TrialOut:
         """The next trial to run.
@@ -67,90 +96,92 @@ class Client(p.ClientBase):
         (``in_flight_full``) once it ran out, :class:`ExperimentStoppedError` when no trial
         will be dispatched any more.
         """
-        key = p.new_key() if key is None else key
-        until = time.monotonic() + wait
-        while True:
-            sent_at = time.monotonic()
-            held = min(max(0.0, until - sent_at), p.MAX_SERVER_WAIT)
-            try:
-                return self._send(p.ask_call(key, held))
-            except NoTrialError as exc:
-                delay = p.next_ask_delay(exc, until, sent_at, held)
-                if delay is None:
-                    raise
-            time.sleep(delay)
+        return self.run(self.experiment_protocol.ask(key, wait))
 
     def ask_many(self, count: int, keys: list[str] | None = None) -> AskBatchOut:
         """Up to ``count`` trials (at most 1000) in one request: ``.trials`` and the state
         after them; fewer when the experiment cannot dispatch more (:class:`NoTrialError`
         when it can dispatch none).  One key per trial (``keys``, or new random ones) makes
         a retried batch return the same trials."""
-        return self._send(p.ask_many_call(count, keys))
+        return self.run(self.experiment_protocol.ask_many(count, keys))
 
     def tell(self, trial_id: int, reward: float) -> ReportOut:
         """Report a trial's reward: ``accepted``, ``duplicate`` (the same report again, as
         after a retry) or ``late`` (the trial had failed or was abandoned: recorded, not
         counted).  Answered once the report is durable."""
-        return self._send(p.tell_call(trial_id, reward))
+        return self.run(self.experiment_protocol.tell(trial_id, reward))
 
     def tell_many(self, reports: Iterable[tuple[int, Any] | Mapping[str, Any]]) -> TellBatchOut:
         """Report many rewards in one request: ``(trial_id, reward)`` pairs or dicts with
         those keys (at most 1000).  ``.results`` has one entry per report, in order; a bad
         report gets its own status (``conflict``, ``unknown``, ``rejected``), not an error."""
-        batch = p.TellBatch(reports)
-        call = batch.call()
-        return batch.merge(None if call is None else self._send(call))
+        return self.run(self.experiment_protocol.tell_many(reports))
 
     def abandon(self, trial_id: int, reason: str = "abandoned by the client") -> ReportOut:
         """Give a pending trial up: its slot is freed and it gets no reward."""
-        return self._send(p.abandon_call(trial_id, reason))
+        return self.run(self.experiment_protocol.abandon(trial_id, reason))
 
     def retire(self, arm: int | str, bandit: int = 0, reason: str = "retired by the operator") -> RetireOut:
         """Retire ``arm`` (index or name) of ``bandit``: never dispatched again, its results
         so far kept; ``status`` says ``retired`` or ``already retired`` (a retry).
         :class:`ConflictError` when the service refuses (unknown arm, the last active one, a
         policy that cannot skip arms)."""
-        return self._send(p.retire_call(arm, bandit, reason))
+        return self.run(self.experiment_protocol.retire(arm, bandit, reason))
 
     def status(self) -> StatusOut:
         """The experiment's state, counts, estimates and recommendation."""
-        return self._send(p.status_call())
+        return self.run(self.experiment_protocol.status())
 
     def trial(self, trial_id: int) -> TrialOut:
         """One trial and its status."""
-        return self._send(p.trial_call(trial_id))
+        return self.run(self.experiment_protocol.trial(trial_id))
 
     def events(self) -> EventStream:
         """The experiment's events as they happen; use it as ``with client.events() as events:``
         (entering returns once the service confirmed the subscription)."""
         return EventStream(self)
 
-    # -- sending ----------------------------------------------------------------------------
 
-    def _send(self, call: p.Call[T]) -> T:
-        response = self._request(call.method, call.path, call.body, p.with_held_time(self.timeout, call.held))
-        return p.read(call, response)
+class AdminClient(Blocking, p.AdminClientBase):
+    """A blocking client of ``armlab server``'s admin routes: create, list, read, stop and
+    delete experiments, issue and revoke their client tokens.
 
-    def _request(self, method: str, path: str, body: Any, timeout: httpx.Timeout,
-                 stream: bool = False) -> httpx.Response:
-        """Send until an answer below 500 comes, or the retries or the deadline run out."""
-        attempts = self.backoff.start(self.rng)
-        while True:
-            request = self.http.build_request(method, path, json=body, timeout=timeout)
-            try:
-                response = self.http.send(request, stream=stream)
-            except p.RETRYABLE_ERRORS as exc:
-                failure: httpx.Response | Exception = exc
-            else:
-                if not p.retryable(response):
-                    return response
-                response.read()
-                response.close()
-                failure = response
-            delay = attempts.next_delay()
-            if delay is None:
-                raise p.gave_up(method, path, attempts, failure)
-            time.sleep(delay)
+    ``token`` defaults to ``$ARMLAB_ADMIN_TOKEN``; the other arguments are
+    :class:`Client`'s.  Talk to one experiment with ``Client(url, token, experiment=name)``.
+    """
+
+    def create_experiment(self, name: str, config: ConfigSource) -> CreatedExperiment:
+        """Create experiment ``name`` from ``config``: TOML text (a ``str``), the TOML as a dict,
+        or a ``pathlib.Path`` to a .toml file.  The answer holds its first client token
+        (``.token``, shown this once).  :class:`InvalidExperimentError` lists every problem
+        (422); :class:`ExperimentExistsError` when the name is taken (409)."""
+        return self.run(self.admin_protocol.create_experiment(name, config))
+
+    def list_experiments(self) -> list[ExperimentSummary]:
+        """Every experiment of the server, by name."""
+        return self.run(self.admin_protocol.list_experiments())
+
+    def get_experiment(self, name: str) -> ExperimentSummary:
+        """One experiment's summary (:class:`UnknownExperimentError` when there is none)."""
+        return self.run(self.admin_protocol.get_experiment(name))
+
+    def stop_experiment(self, name: str) -> ExperimentSummary:
+        """Stop dispatching trials of ``name`` (reports of trials already out are still
+        accepted; the data is kept); its summary after."""
+        return self.run(self.admin_protocol.stop_experiment(name))
+
+    def delete_experiment(self, name: str) -> None:
+        """Delete a stopped experiment and its data; the name can be used again
+        (:class:`ConflictError` while it is not stopped)."""
+        return self.run(self.admin_protocol.delete_experiment(name))
+
+    def issue_token(self, name: str) -> IssuedToken:
+        """Another client token of ``name`` (``.token``, shown this once; ``.token_id``)."""
+        return self.run(self.admin_protocol.issue_token(name))
+
+    def revoke_token(self, name: str, token_id: str) -> None:
+        """Revoke a client token of ``name``: it is refused (401) from now on."""
+        return self.run(self.admin_protocol.revoke_token(name, token_id))
 
 
 class EventStream:
@@ -165,9 +196,7 @@ class EventStream:
 
     def __init__(self, client: Client) -> None:
         self._client = client
-        self._response: httpx.Response | None = None
-        self._lines: Iterator[str] | None = None
-        self._decoder = p.SSEDecoder()
+        self._feed = p.EventFeed(client.experiment_protocol)
 
     def __enter__(self) -> Self:
         self.open()
@@ -178,38 +207,17 @@ class EventStream:
 
     def open(self) -> None:
         """Subscribe (nothing if already subscribed)."""
-        if self._response is not None:
-            return
-        timeout = p.with_read(self._client.timeout, p.EVENTS_READ_TIMEOUT)
-        response = self._client._request("GET", "/events", None, timeout, stream=True)
-        if not response.is_success:
-            response.read()
-            response.close()
-            raise p.error_for(response)
-        self._response, self._lines = response, response.iter_lines()
-        try:
-            while self._next_item() != p.CONNECTED:
-                pass
-        except StopIteration:
-            raise ServiceUnavailableError(p.ENDED_BEFORE_CONNECTED) from None
+        self._client.run(self._feed.open())
 
     def close(self) -> None:
         """Unsubscribe."""
-        if self._response is not None:
-            self._response.close()
+        self._client.run(self._feed.close())
 
     def __iter__(self) -> EventStream:
         return self
 
     def __next__(self) -> ExperimentEvent | dict[str, Any]:
-        self.open()
-        while not isinstance(item := self._next_item(), p.Message):
-            pass
-        return p.decode_event(item)
-
-    def _next_item(self) -> p.Message | str | None:
-        assert self._lines is not None  # set by open()
-        try:
-            return self._decoder.feed(next(self._lines))
-        except p.RETRYABLE_ERRORS as exc:
-            raise ServiceUnavailableError(f"the event stream broke: {exc!r}") from exc
+        event = self._client.run(self._feed.next())
+        if event is p.END:
+            raise StopIteration
+        return event  # type: ignore[return-value]
