@@ -34,15 +34,14 @@ from armlab.orchestrator.live.session import LiveSession
 from armlab.plugins.registry import Registry
 from armlab.service.app import experiment_app, new_service
 from armlab.service.events import EventHub
+from armlab.service.models import DEFAULT_MAX_LOADED
 from armlab.service.experiment_configs import served_session
 from armlab.service.service import Service
 from armlab.storage.base import ExperimentExists, ExperimentRecord, Storage, UnknownExperiment
 
-__all__ = ["DEFAULT_MAX_LOADED", "Experiments", "ExperimentUnavailable", "iso"]
+__all__ = ["Experiments", "ExperimentUnavailable", "iso"]
 
 log = get_logger(__name__)
-
-DEFAULT_MAX_LOADED = 64
 
 
 class ExperimentUnavailable(Exception):
