@@ -230,20 +230,24 @@ def load_experiment(path: str | Path, registry: Registry) -> ExperimentConfig:
     """Read and validate an experiment file (its relative paths resolve against its directory).
     When its tables are invalid, the parameters of its plugin tables are checked too, so one
     report lists both kinds of mistake."""
-    data = read_config_data(path)
+    return experiment_from_data(read_config_data(path), PathBase.of_file(path), registry, str(path))
+
+
+def experiment_from_data(data: dict[str, Any], base: PathBase, registry: Registry, where: str) -> ExperimentConfig:
+    """Validate parsed experiment tables as :func:`load_experiment` validates a file (relative
+    paths resolve against ``base``); the ConfigError names ``where`` and lists every problem."""
     try:
-        return ExperimentConfig.model_validate(data).located(Path(path).parent)
+        return ExperimentConfig.model_validate(data).located(base.directory)
     except ValidationError as exc:
         problems = config_problems(exc, data)
-        base = PathBase.of_file(path)
-        for kind, where, table in _plugin_tables(data):
+        for kind, field, table in _plugin_tables(data):
             entry_type = PolicyEntry if kind == "policy" else PluginEntry
             try:
                 entry = entry_type.model_validate(table)
             except ValidationError:
                 continue  # the schema's own report names the table
-            _validate_params(registry, kind, entry, where, problems, base)
-        raise ConfigError(f"{path}: {InvalidExperiment(problems)}") from None
+            _validate_params(registry, kind, entry, field, problems, base)
+        raise ConfigError(f"{where}: {InvalidExperiment(problems)}") from None
 
 
 def _plugin_tables(data: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:

@@ -18,10 +18,16 @@ def armlab_register_sources():
 
 @hookimpl
 def armlab_register_commands(cli: click.Group) -> None:
-    from armlab.service.cli import resume_command, retire_command, serve_command  # web stack loads when used
+    from armlab.service.cli import (  # web stack loads when used
+        resume_command,
+        retire_command,
+        serve_command,
+        server_command,
+    )
     from armlab.service.journal_cli import journal_group
 
     cli.add_command(serve_command)
+    cli.add_command(server_command)
     cli.add_command(resume_command)
     cli.add_command(retire_command)
     cli.add_command(journal_group)

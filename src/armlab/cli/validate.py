@@ -8,7 +8,20 @@ from armlab.cli.app import App
 from armlab.cli.errors import user_errors
 from armlab.cli.time_estimate import estimate_seconds, format_duration
 from armlab.memory_estimate import check_memory
-from armlab.plan import build_plans, load_experiment
+from armlab.config import ExperimentConfig
+from armlab.plan import ExperimentPlan, build_plans, load_experiment
+from armlab.plugins.registry import Registry
+
+__all__ = ["checked_plans", "validate_command"]
+
+
+def checked_plans(config: ExperimentConfig, registry: Registry) -> list[tuple[object, ExperimentPlan]]:
+    """The checks of ``armlab validate`` after the fields (every sweep value's plan built and
+    dry-run, the replicas' memory): ``(sweep value, plan)`` pairs, or a ConfigError listing
+    every problem.  ``armlab server`` checks a new experiment's config with it too."""
+    plans = build_plans(config, registry)
+    check_memory([plan for _, plan in plans])
+    return plans
 
 
 @click.command("validate")
@@ -21,8 +34,7 @@ def validate_command(app: App, config_path: str) -> None:
     simulated run takes, from a short probe of each policy."""
     with user_errors():
         config = load_experiment(config_path, app.registry)
-        plans = build_plans(config, app.registry)
-        check_memory([plan for _, plan in plans])
+        plans = checked_plans(config, app.registry)
         seconds = estimate_seconds([plan for _, plan in plans])
     labels = ", ".join(p.label for p in plans[0][1].policies)
     click.echo(

@@ -28,7 +28,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -48,7 +47,7 @@ from armlab.orchestrator.live.types import (
     UnknownTrial,
 )
 from armlab.orchestrator.live.session import LiveSession
-from armlab.service.service import Service, trial_out
+from armlab.service.service import Service, report_out, trial_out
 from armlab.service.body_limit import BodyLimit
 from armlab.service.host_check import LoopbackHostOnly
 from armlab.service.json_answers import JsonAnswers
@@ -72,7 +71,7 @@ from armlab.service.models import (
     tell_model,
 )
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "experiment_app", "new_service"]
 
 log = get_logger(__name__)
 
@@ -89,7 +88,7 @@ def _install_error_handlers(app: FastAPI, service: Service) -> None:
 
     @app.exception_handler(RetireRefused)
     async def retire_refused(request: Request, exc: RetireRefused) -> JSONResponse:
-        return _error(409, str(exc), service.experiment.state.value)
+        return _error(409, str(exc), service.state)
 
     @app.exception_handler(UnknownTrial)
     async def unknown(request: Request, exc: UnknownTrial) -> JSONResponse:
@@ -97,7 +96,7 @@ def _install_error_handlers(app: FastAPI, service: Service) -> None:
 
     @app.exception_handler(ReportConflict)
     async def conflict(request: Request, exc: ReportConflict) -> JSONResponse:
-        return _error(409, str(exc), service.experiment.state.value)
+        return _error(409, str(exc), service.state)
 
     @app.exception_handler(RewardRejected)
     async def rejected(request: Request, exc: RewardRejected) -> JSONResponse:
@@ -133,7 +132,8 @@ def create_app(
     max_subscribers: int = DEFAULT_MAX_SUBSCRIBERS,
     on_fatal: Callable[[Exception], None] | None = None,
 ) -> FastAPI:
-    """The HTTP app serving ``session``; ``token=None`` disables authentication (insecure).
+    """The HTTP app of ``armlab serve``, serving ``session``; ``token=None`` disables
+    authentication (insecure).
 
     ``on_fatal(exc)`` is called when the journal can no longer be written: the server
     running the app must stop (``armlab serve`` exits with status 2).
@@ -141,19 +141,35 @@ def create_app(
     ``hub`` (a new one, for at most ``max_subscribers`` readers, by default) receives the
     experiment's events for ``GET /events``.
     """
-    hub = hub or EventHub(max_subscribers=max_subscribers)
-    session.experiment.add_listener(hub)
-    service = Service(session, hub, on_fatal)
+    service = new_service(session, hub or EventHub(max_subscribers=max_subscribers), on_fatal)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with session.group_commit(service.journal_failed) as writer, anyio.create_task_group() as tg:
-            service.writer = writer
-            tg.start_soon(service.run_background)
+        async with service.running():
             yield
-            tg.cancel_scope.cancel()
-        service.writer = None
 
+    app = experiment_app(service, lifespan=lifespan)
+    # the last added runs first: the checks of the head come before the body is read
+    app.add_middleware(BodyLimit, max_bytes=max_body_size)
+    app.add_middleware(RequestChecks, token=token)
+    if token is None:
+        app.add_middleware(LoopbackHostOnly)  # no token: DNS rebinding must not reach it
+    app.add_middleware(JsonAnswers)
+    return app
+
+
+def new_service(session: LiveSession, hub: EventHub, on_fatal: Callable[[Exception], None] | None) -> Service:
+    """The :class:`Service` of ``session``, its events sent to ``hub``."""
+    session.experiment.add_listener(hub)
+    return Service(session, hub, on_fatal)
+
+
+def experiment_app(service: Service, lifespan: Any = None) -> FastAPI:
+    """The routes of one experiment (ask, tell, batches, abandon, retire, trials, status,
+    events, the dashboard), served at ``/`` by ``armlab serve`` and at
+    ``/experiments/{name}/`` by ``armlab server``.  Authentication and the request checks
+    are the caller's middleware; the journal writer runs inside ``service.running()``."""
+    session = service.session
     app = FastAPI(
         title=f"armlab ask/tell service: {session.config.name}",
         version=__version__,
@@ -162,72 +178,50 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
-    # the last added runs first: the checks of the head come before the body is read
-    app.add_middleware(BodyLimit, max_bytes=max_body_size)
-    app.add_middleware(RequestChecks, token=token)
-    if token is None:
-        app.add_middleware(LoopbackHostOnly)  # no token: DNS rebinding must not reach it
-    app.add_middleware(JsonAnswers)
     app.state.service = service
     # the token is checked by RequestChecks, before the body is read; this declares it in the schema
     bearer = HTTPBearer(auto_error=False, description="the service's token (ARMLAB_TOKEN or --token-file)")
     guard = [Depends(bearer)]
     TellBody = tell_model(session.experiment.problem.reward_range)  # noqa: N806 - a model class
+    experiment = service.experiment
     _install_error_handlers(app, service)
 
     @app.post("/ask", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
     async def ask(body: AskIn) -> TrialOut:
         """Dispatch the policy's next trial (idempotent per ``key``); ``{}`` asks with no key and no wait."""
-        record = await service.ask(body.key, body.wait)
-        await service.durable()
-        return trial_out(service, record)
+        return await service.ask(body.key, body.wait)
 
     @app.post("/tell", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
     async def tell(body: TellBody) -> ReportOut:  # type: ignore[valid-type]
         """Report a trial's reward; answered once the report is durable."""
-        await service.turn()
-        report = service.experiment.tell(body.trial_id, body.reward)
-        await service.durable()
-        return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
+        return report_out(await service.change(experiment.tell, body.trial_id, body.reward))
 
     @app.post("/ask/batch", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
     async def ask_batch(body: AskBatchIn) -> AskBatchOut:
         """Dispatch up to ``count`` trials in one request (one journal transaction); fewer when
         the experiment cannot dispatch more, 409 only when it can dispatch none."""
-        records = await service.ask_many(body.count, body.keys)
-        await service.durable()
-        return AskBatchOut(trials=[trial_out(service, r) for r in records], state=service.experiment.state.value)
+        records = await service.change(service.ask_many, body.count, body.keys)
+        return AskBatchOut(trials=[trial_out(service, r) for r in records], state=service.state)
 
     @app.post("/tell/batch", dependencies=guard, responses=_ERRORS)
     async def tell_batch(body: TellBatchIn) -> TellBatchOut:
         """Report many rewards in one request (one journal transaction), with a result per report."""
-        await service.turn()
-        results = [service.tell_one(item.trial_id, item.reward) for item in body.reports]
-        await service.durable()
-        return TellBatchOut(results=results)
+        return TellBatchOut(results=await service.change(service.tell_many, [(r.trial_id, r.reward) for r in body.reports]))
 
     @app.post("/retire", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
     async def retire(body: RetireIn) -> RetireOut:
         """Retire an arm: never dispatched again, its results kept; journaled like every change."""
-        arm = service.arm_index(body.bandit, body.arm)
-        await service.turn()
-        changed = service.experiment.retire(arm, body.bandit, body.reason)
-        await service.durable()
-        return RetireOut(bandit=body.bandit, arm=arm, arm_name=service.session.arm_names(body.bandit)[arm],
-                         status="retired" if changed else "already retired")
+        return await service.change(service.retire, body.bandit, body.arm, body.reason)
 
     @app.post("/abandon", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
     async def abandon(body: AbandonIn) -> ReportOut:
         """Give a pending trial up (its slot is freed; it gets no reward)."""
-        await service.turn()
-        report = service.experiment.abandon(body.trial_id, body.reason)
-        await service.durable()
-        return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
+        return report_out(await service.change(experiment.abandon, body.trial_id, body.reason))
 
     @app.get("/trials/{trial_id}", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}})
     async def trial(trial_id: int) -> TrialOut:
         """One trial and its status."""
-        return trial_out(service, service.experiment.record(trial_id))
+        return trial_out(service, experiment.record(trial_id))
 
     @app.get("/status", dependencies=guard, responses=_ERRORS)
     async def status() -> StatusOut:

@@ -31,8 +31,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def resolve_token(host: str, token_file: str | Path | None, insecure: bool) -> str | None:
-    """The token to require, or None for an insecure loopback service; raise ConfigError otherwise."""
+def resolve_token(host: str, token_file: str | Path | None, insecure: bool, env: str = TOKEN_ENV,
+                  file_option: str = "--token-file") -> str | None:
+    """The token to require (from ``token_file``, else ``$env``), or None for an insecure
+    loopback service; raise ConfigError otherwise."""
     token = None
     if token_file is not None:
         _require_private(Path(token_file))
@@ -42,9 +44,9 @@ def resolve_token(host: str, token_file: str | Path | None, insecure: bool) -> s
             raise ConfigError(f"cannot read the token file {str(token_file)!r}: {exc.strerror or exc}") from None
         token = lines[0].strip() if lines else ""
         where = f"the token file {str(token_file)!r}"
-    elif os.environ.get(TOKEN_ENV):
-        token = os.environ[TOKEN_ENV].strip()
-        where = f"${TOKEN_ENV}"
+    elif os.environ.get(env):
+        token = os.environ[env].strip()
+        where = f"${env}"
     if insecure:
         if not is_loopback(host):
             raise ConfigError(
@@ -53,7 +55,7 @@ def resolve_token(host: str, token_file: str | Path | None, insecure: bool) -> s
         return None
     if token is None:
         raise ConfigError(
-            f"the service needs a bearer token: set {TOKEN_ENV} or pass --token-file FILE "
+            f"the service needs a bearer token: set {env} or pass {file_option} FILE "
             "(or --insecure, loopback only)"
         )
     if len(token) < MIN_TOKEN_LENGTH:

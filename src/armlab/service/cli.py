@@ -18,11 +18,14 @@ from armlab.extras import require
 from armlab.log import configure_logging, log_event
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.auth import TOKEN_ENV, is_loopback
+from armlab.storage.url import DEFAULT_STORAGE
 from armlab.service.connections import DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT, uvicorn_options
 from armlab.service.events import DEFAULT_MAX_SUBSCRIBERS
-from armlab.service.models import DEFAULT_MAX_BODY
+from armlab.service.models import DEFAULT_MAX_BODY, DEFAULT_MAX_LOADED
 
-__all__ = ["resume_command", "retire_command", "serve_command"]
+ADMIN_TOKEN_ENV = "ARMLAB_ADMIN_TOKEN"
+
+__all__ = ["resume_command", "retire_command", "safety_options", "serve_command", "server_command"]
 
 _LOG_HELP = "Write JSON-lines events to this file (default: stderr)."
 
@@ -76,26 +79,36 @@ def _outcome_line(session: LiveSession) -> str:
     )
 
 
+def safety_options(command: Any) -> Any:
+    """The options that bound what clients may cost (``armlab serve`` and ``armlab server``)."""
+    for option in reversed([
+        click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on."),
+        click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+                     help="0 picks a free port."),
+        click.option("--insecure", is_flag=True, help="Serve without a token (loopback addresses only)."),
+        click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True, type=click.IntRange(min=256),
+                     help="Largest request body in bytes."),
+        click.option("--request-timeout", "--header-timeout", "request_timeout", default=DEFAULT_REQUEST_TIMEOUT,
+                     show_default=True, type=click.FloatRange(min=0.1),
+                     help="Seconds a connection may take to send a complete request (head and body) before it "
+                     "is closed (--header-timeout is the older name)."),
+        click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True,
+                     type=click.IntRange(min=1), help="Open connections at most; further ones are closed at once."),
+        click.option("--max-subscribers", default=DEFAULT_MAX_SUBSCRIBERS, show_default=True,
+                     type=click.IntRange(min=1), help="Readers of an /events stream at most; further ones get 503."),
+        click.option("--log", "log_path", type=click.Path(dir_okay=False), help=_LOG_HELP),
+    ]):
+        command = option(command)
+    return command
+
+
 @click.command("serve")
 @click.argument("config_path", metavar="[CONFIG.toml]", required=False, type=click.Path(dir_okay=False))
 @click.option("--journal", "journal_path", required=True, type=click.Path(dir_okay=False),
               help="SQLite journal: created for CONFIG, or resumed if it exists (CONFIG may then be omitted).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
 @click.option("--token-file", type=click.Path(dir_okay=False), envvar="ARMLAB_TOKEN_FILE", show_envvar=True,
               help=f"File whose first line is the bearer token (else ${TOKEN_ENV}).")
-@click.option("--insecure", is_flag=True, help="Serve without a token (loopback addresses only).")
-@click.option("--max-body", default=DEFAULT_MAX_BODY, show_default=True, type=click.IntRange(min=256),
-              help="Largest request body in bytes.")
-@click.option("--request-timeout", "--header-timeout", "request_timeout", default=DEFAULT_REQUEST_TIMEOUT,
-              show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds a connection may take to send a complete request (head and body) before it is "
-              "closed (--header-timeout is the older name).")
-@click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(min=1),
-              help="Open connections at most; further ones are closed at once.")
-@click.option("--max-subscribers", default=DEFAULT_MAX_SUBSCRIBERS, show_default=True, type=click.IntRange(min=1),
-              help="Readers of the /events stream at most; further ones get 503.")
-@click.option("--log", "log_path", type=click.Path(dir_okay=False), help=_LOG_HELP)
+@safety_options
 @click.pass_obj
 def serve_command(
     app: App, config_path: str | None, journal_path: str, host: str, port: int,
@@ -126,18 +139,14 @@ def serve_command(
 
         asgi = create_app(session, token=token, max_body_size=max_body, max_subscribers=max_subscribers,
                           on_fatal=stop)
-        config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2,
-                                **uvicorn_options(request_timeout, max_connections))
-        server = _quiet_exit_server(config)
+        server = _server(uvicorn, asgi, request_timeout, max_connections)
         click.echo(
             f"armlab: serving {session.config.name!r} on http://{host}:{sock.getsockname()[1]} "
             f"(journal {journal_path}, {session.replayed} events replayed"
             f"{', NO AUTHENTICATION' if token is None else ''})"
         )
         sys.stdout.flush()
-        if not is_loopback(host):
-            click.echo(f"armlab: warning: serving plain HTTP on {host}: the token and the data travel "
-                       "unencrypted; put a TLS-terminating proxy in front, or bind 127.0.0.1", err=True)
+        _warn_if_exposed(host)
         with user_errors():
             server.run(sockets=[sock])
         if fatal:
@@ -146,6 +155,61 @@ def serve_command(
                 f"put the journal back) and run the same command again to resume from {journal_path}"
             )
         click.echo(_outcome_line(session))
+
+
+def _server(uvicorn: Any, asgi: Any, request_timeout: float, max_connections: int) -> Any:
+    config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2,
+                            **uvicorn_options(request_timeout, max_connections))
+    return _quiet_exit_server(config)
+
+
+def _warn_if_exposed(host: str) -> None:
+    if not is_loopback(host):
+        click.echo(f"armlab: warning: serving plain HTTP on {host}: the token and the data travel "
+                   "unencrypted; put a TLS-terminating proxy in front, or bind 127.0.0.1", err=True)
+
+
+@click.command("server")
+@click.option("--storage", default=DEFAULT_STORAGE, show_default=True, envvar="ARMLAB_STORAGE", show_envvar=True,
+              help="Where the experiments are kept: sqlite:///PATH (a catalog file, journals beside it).")
+@click.option("--admin-token-file", type=click.Path(dir_okay=False), envvar="ARMLAB_ADMIN_TOKEN_FILE",
+              show_envvar=True, help=f"File whose first line is the admin token (else ${ADMIN_TOKEN_ENV}).")
+@click.option("--max-loaded", default=DEFAULT_MAX_LOADED, show_default=True, type=click.IntRange(min=1),
+              help="Experiments kept open (replayed) at once; the least recently used idle one is closed.")
+@safety_options
+@click.pass_obj
+def server_command(
+    app: App, storage: str, admin_token_file: str | None, max_loaded: int, host: str, port: int,
+    insecure: bool, max_body: int, request_timeout: float, max_connections: int, max_subscribers: int,
+    log_path: str | None,
+) -> None:
+    """Serve many live experiments from one storage; create them over HTTP (POST /experiments)."""
+    with user_errors():
+        uvicorn = require("uvicorn", "live", "armlab server")
+        require("fastapi", "live", "armlab server")
+
+    from armlab.service.auth import resolve_token
+    from armlab.service.server_app import create_server_app
+    from armlab.service.server_experiments import Experiments
+    from armlab.storage import open_storage
+
+    with ExitStack() as stack:
+        with user_errors():
+            token = resolve_token(host, admin_token_file, insecure, env=ADMIN_TOKEN_ENV,
+                                  file_option="--admin-token-file")
+            sock = stack.enter_context(_bind(host, port))
+            _configure_logs(stack, log_path)
+            opened = open_storage(storage)
+        stack.callback(opened.close)
+        experiments = Experiments(opened, app.registry, max_loaded=max_loaded, max_subscribers=max_subscribers)
+        asgi = create_server_app(experiments, admin_token=token, max_body_size=max_body)
+        server = _server(uvicorn, asgi, request_timeout, max_connections)
+        click.echo(f"armlab: server on http://{host}:{sock.getsockname()[1]} (storage {storage}, "
+                   f"{len(opened.list_experiments())} experiments{', NO AUTHENTICATION' if token is None else ''})")
+        sys.stdout.flush()
+        _warn_if_exposed(host)
+        with user_errors():
+            server.run(sockets=[sock])
 
 
 @click.command("resume")

@@ -7,10 +7,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
 
-__all__ = ["DEFAULT_MAX_BODY", "tell_model", "AbandonIn", "AskIn", "ConfidenceOut", "ErrorOut", "ReportOut", "StatusOut", "TellIn", "TrialOut"]
+__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_MAX_LOADED", "tell_model", "AbandonIn", "AskIn", "ConfidenceOut", "ErrorOut", "ReportOut", "StatusOut", "TellIn", "TrialOut"]
 
 #: Largest request body the service reads (bytes); larger ones get 413.
 DEFAULT_MAX_BODY = 64 * 1024
+#: Experiments ``armlab server`` keeps open at once (``--max-loaded``).
+DEFAULT_MAX_LOADED = 64
 
 Recommendation = int | list[int] | None
 

@@ -8,20 +8,23 @@ waits until what it reports is durable, and a failed journal write stops the ser
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, ParamSpec, TypeVar
 
 import anyio
 
 from armlab.adapters.base import RewardRejected
 from armlab.events import ExperimentEvent
 from armlab.log import get_logger
-from armlab.orchestrator.journal.group_commit import GroupCommit
+from armlab.orchestrator.journal.group_commit import GroupCommit, change
 from armlab.orchestrator.journal.store import JournalError
-from armlab.orchestrator.live.run import LiveRun, TrialOutcome
+from armlab.orchestrator.live.run import LiveRun
+from armlab.orchestrator.live.slots import SlotWaiter
 from armlab.orchestrator.live.types import (
     ExperimentState,
     NoTrialAvailable,
+    Report,
     ReportConflict,
     RetireRefused,
     TrialRecord,
@@ -29,20 +32,23 @@ from armlab.orchestrator.live.types import (
 )
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.events import EventHub
-from armlab.service.models import ItemReportOut, TrialOut
+from armlab.service.models import ItemReportOut, ReportOut, RetireOut, TrialOut
 
-__all__ = ["Service", "trial_out"]
+__all__ = ["Service", "report_out", "trial_out"]
 
 log = get_logger(__name__)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class Service:
     """The service's behaviour, independent of HTTP: waiting asks, timeouts, driving trials.
 
-    Every change of the experiment first awaits :meth:`turn` (no change while a journal
-    batch is being written), every answer and every status awaits :meth:`durable`, and a
-    failed journal write stops the service through ``on_fatal`` (see
-    :mod:`armlab.orchestrator.journal.group_commit`).
+    Every change of the experiment goes through :meth:`change` (turn -> change -> durable,
+    :mod:`armlab.orchestrator.journal.group_commit`), every status awaits :meth:`durable`,
+    and a failed journal write stops the service through ``on_fatal``.  ``halted`` (an
+    operator's stop, ``armlab server``) refuses new dispatches and still takes reports.
     """
 
     def __init__(
@@ -52,19 +58,30 @@ class Service:
         self.experiment = session.experiment
         self.hub = hub
         self.on_fatal = on_fatal
-        self.writer: GroupCommit | None = None  # batched journal writes, while the app runs
-        self._slot_freed: anyio.Event | None = None
+        self.writer: GroupCommit | None = None  # batched journal writes, while the service runs
+        self.halted = False
+        self.last_activity: float | None = None
+        self.slots = SlotWaiter(self.experiment)
         self.experiment.add_listener(self._on_event)
 
-    async def turn(self) -> None:
-        """Return when the experiment may change (call right before ask, tell, fail, abandon)."""
-        if self.writer is not None:
-            await self.writer.turn()
+    async def change(self, apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        """Turn -> ``apply(*args, **kwargs)`` -> durable: the one way a route changes the experiment."""
+        return await change(self.writer, apply, *args, **kwargs)
 
     async def durable(self) -> None:
         """Return once every change made so far is in the journal (call before answering)."""
         if self.writer is not None:
             await self.writer.durable()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """While inside, journal writes are batched and the background work runs."""
+        async with self.session.group_commit(self.journal_failed) as writer, anyio.create_task_group() as tg:
+            self.writer = writer
+            tg.start_soon(self.run_background)
+            yield
+            tg.cancel_scope.cancel()
+        self.writer = None
 
     def journal_failed(self, exc: JournalError) -> None:
         """The journal can no longer be written: refuse everything, and stop the process."""
@@ -73,30 +90,28 @@ class Service:
             self.on_fatal(exc)
 
     def _on_event(self, event: ExperimentEvent) -> None:
-        if isinstance(event, TrialOutcome) and self._slot_freed is not None:
-            self._slot_freed.set()
-            self._slot_freed = None
+        self.last_activity = time.time()
 
-    async def ask(self, key: str | None, wait: float) -> TrialRecord:
-        self._refuse_if_runs_trials()
+    async def ask(self, key: str | None, wait: float) -> TrialOut:
+        """Dispatch a trial, waiting up to ``wait`` seconds for an in-flight slot."""
+        self._refuse_dispatch()
         deadline = anyio.current_time() + wait
         while True:
-            await self.turn()
             try:
-                return self.experiment.record(self.experiment.ask(key).id)
+                return trial_out(self, await self.change(self._ask_now, key))
             except NoTrialAvailable as exc:
                 remaining = deadline - anyio.current_time()
                 if exc.state is not ExperimentState.IN_FLIGHT_FULL or remaining <= 0:
                     raise
-            if self._slot_freed is None:
-                self._slot_freed = anyio.Event()
-            with anyio.move_on_after(remaining):
-                await self._slot_freed.wait()
+            await self.slots.wait(remaining)
 
-    async def ask_many(self, count: int, keys: list[str] | None) -> list[TrialRecord]:
-        """Dispatch up to ``count`` trials at once (all in the same journal batch)."""
-        self._refuse_if_runs_trials()
-        await self.turn()
+    def _ask_now(self, key: str | None) -> TrialRecord:
+        self._refuse_dispatch()
+        return self.experiment.record(self.experiment.ask(key).id)
+
+    def ask_many(self, count: int, keys: list[str] | None) -> list[TrialRecord]:
+        """Dispatch up to ``count`` trials at once (call through :meth:`change`: one journal batch)."""
+        self._refuse_dispatch()
         records: list[TrialRecord] = []
         for i in range(count):
             try:
@@ -108,8 +123,11 @@ class Service:
                 break
         return records
 
-    def tell_one(self, trial_id: int, reward: Any) -> ItemReportOut:
-        """One report of a batch: its outcome, or the reason it was refused, never an exception."""
+    def tell_many(self, reports: list[tuple[int, Any]]) -> list[ItemReportOut]:
+        """Report many rewards (call through :meth:`change`), a result per report, never an exception."""
+        return [self._tell_one(trial_id, reward) for trial_id, reward in reports]
+
+    def _tell_one(self, trial_id: int, reward: Any) -> ItemReportOut:
         try:
             report = self.experiment.tell(trial_id, reward)
         except UnknownTrial as exc:
@@ -120,7 +138,14 @@ class Service:
             return ItemReportOut(trial_id=trial_id, status="rejected", message=str(exc))
         return ItemReportOut(trial_id=trial_id, status=report.status, message=report.message)
 
-    def arm_index(self, bandit: int, arm: int | str) -> int:
+    def retire(self, bandit: int, arm: int | str, reason: str) -> RetireOut:
+        """Retire an arm given by index or name (call through :meth:`change`)."""
+        index = self._arm_index(bandit, arm)
+        changed = self.experiment.retire(index, bandit, reason)
+        return RetireOut(bandit=bandit, arm=index, arm_name=self.session.arm_names(bandit)[index],
+                         status="retired" if changed else "already retired")
+
+    def _arm_index(self, bandit: int, arm: int | str) -> int:
         """``arm`` as an index: a name is looked up among bandit ``bandit``'s arm names."""
         if bandit >= len(self.session.sources):
             raise RetireRefused(f"no bandit {bandit}: this experiment has bandits 0..{len(self.session.sources) - 1}")
@@ -131,13 +156,27 @@ class Service:
             raise RetireRefused(f"no arm named {arm!r} in bandit {bandit}; its arms are {', '.join(names)}")
         return names.index(arm)
 
-    def _refuse_if_runs_trials(self) -> None:
+    def _refuse_dispatch(self) -> None:
         if self.session.runs_trials:
             raise NoTrialAvailable(
                 self.experiment.state,
                 f"source {self.session.sources[0].name!r} runs its own trials; "
                 "follow them with /status or /events",
             )
+        if self.halted:
+            raise NoTrialAvailable(
+                ExperimentState.STOPPED,
+                f"experiment {self.session.config.name!r} was stopped by an operator: no more trials are "
+                "dispatched; reports of trials already dispatched are still accepted",
+            )
+
+    @property
+    def state(self) -> str:
+        """The experiment's state; ``stopped`` once an operator stopped it (until nothing is pending)."""
+        state = self.experiment.state
+        if self.halted and state is not ExperimentState.FINISHED:
+            return ExperimentState.STOPPED.value
+        return state.value
 
     async def status(self) -> dict[str, Any]:
         """The state, sent only once everything it shows is durable."""
@@ -149,6 +188,7 @@ class Service:
             "arm_names": self.session.arm_names(0),
             **self.experiment.status(),
         }
+        out["state"] = self.state
         for b, entry in enumerate(out["bandits"]):
             entry["label"] = self.session.plan.bandits[b].label
             entry["arm_names"] = self.session.arm_names(b)
@@ -168,12 +208,18 @@ class Service:
 
     async def _expire_unreported(self, timeout: float) -> None:
         while True:
-            await self.turn()
-            now = time.time()
-            for trial in self.experiment.pending_trials():
-                if now - self.experiment.record(trial.id).dispatched_at >= timeout:
-                    self.experiment.fail(trial.id, f"timed out: no report within {timeout} s")
+            await self.change(self._expire, timeout)
             await anyio.sleep(min(timeout / 4, 1.0))
+
+    def _expire(self, timeout: float) -> None:
+        now = time.time()
+        for trial in self.experiment.pending_trials():
+            if now - self.experiment.record(trial.id).dispatched_at >= timeout:
+                self.experiment.fail(trial.id, f"timed out: no report within {timeout} s")
+
+
+def report_out(report: Report) -> ReportOut:
+    return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
 
 
 def trial_out(service: Service, record: TrialRecord) -> TrialOut:

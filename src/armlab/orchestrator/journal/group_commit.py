@@ -1,32 +1,45 @@
 """Batched, durable journal writes for a live experiment driven from an event loop.
 
-:class:`GroupCommit` is the experiment's recorder while a live run or the HTTP service is
-up: events are buffered, and a worker thread commits each batch in one transaction (one
-fsync for many events).  The rules that keep a crash from losing or inventing anything:
+This module holds the durability contract of the live path; it is enforced here and
+stated nowhere else.  While a live run or the HTTP service is up, :class:`GroupCommit` is
+the experiment's recorder: the experiment hands it each change's event *before* applying
+the change (a refused event leaves the experiment unchanged), the event is **buffered, not
+yet durable**, and the change is applied at once; a worker thread commits each batch in one
+transaction (one fsync for many events).  The rules that keep a crash from losing or
+inventing anything:
 
 * **No change while a batch is being written.**  A driver awaits :meth:`GroupCommit.turn`
-  before it changes the experiment (ask, tell, fail, abandon); the changes made between two
-  writes form the next batch, one transaction.  So every decision is made from events that
-  are durable or that belong to its own transaction: if that transaction fails, the decision
-  is lost with the events it was made from, and nothing else was built on them.
+  before it changes the experiment (ask, tell, fail, abandon, retire); the changes made
+  between two writes form the next batch, one transaction.  So every decision is made from
+  events that are durable or that belong to its own transaction: if that transaction fails,
+  the decision is lost with the events it was made from, and nothing else was built on them.
 * **Nothing is acknowledged or shown before it is durable.**  A driver awaits
   :meth:`GroupCommit.durable` before it answers a request or reports state.
+  :meth:`GroupCommit.change` is the one call that does turn -> change -> durable.
 * **A failed write is final.**  The writer stops, every later change is refused, and the
-  driver stops the process (``on_failure``); a restart replays the durable prefix.  The
-  buffer is never written by anyone else afterwards.
+  driver stops (``on_failure``); a restart replays the durable prefix.  The buffer is never
+  written by anyone else afterwards.
+
+Without a group commit (``armlab run`` with a plain :class:`~armlab.orchestrator.journal.store.Journal`
+as recorder, or a replay) each event is committed by the recorder call itself, so it is
+durable before it is applied.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 import anyio
 
 from armlab.orchestrator.journal.schema import Event
 from armlab.orchestrator.journal.store import Journal, JournalError
 
-__all__ = ["GroupCommit"]
+__all__ = ["GroupCommit", "change"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class GroupCommit:
@@ -68,6 +81,15 @@ class GroupCommit:
         while self.written < target:
             self._raise_if_failed()
             await self._progress.wait()
+
+    async def change(self, apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        """Turn -> change -> durable: wait for the turn, call ``apply(*args, **kwargs)`` (it
+        changes the experiment), and return its answer once every change made is durable.
+        A change that raises made no change: its error is raised at once."""
+        await self.turn()
+        answer = apply(*args, **kwargs)
+        await self.durable()
+        return answer
 
     def _raise_if_failed(self) -> None:
         if self.failure is not None:
@@ -114,3 +136,11 @@ class GroupCommit:
                 self.journal.append_many(batch)
                 self.written += len(batch)
                 self.batches += 1
+
+
+async def change(writer: GroupCommit | None, apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    """:meth:`GroupCommit.change` through ``writer``, or ``apply`` directly when there is
+    none (no journal, or a recorder that commits every event itself)."""
+    if writer is None:
+        return apply(*args, **kwargs)
+    return await writer.change(apply, *args, **kwargs)

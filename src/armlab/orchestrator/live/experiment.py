@@ -9,8 +9,9 @@ bandits (``[[bandits]]``), stopping rules and checkpoints behave as in simulatio
 
 Every change is a journal :class:`~armlab.orchestrator.journal.schema.Event` (``dispatch``,
 ``result``, ``failed``, ``abandoned``, ``late``).  A method first validates its request,
-then hands the event to the ``recorder`` (the journal, which makes it durable), and only
-then applies it.  If the recorder raises, nothing changed.  Because the policies' and the
+then hands the event to the ``recorder``, and only then applies it.  If the recorder
+raises, nothing changed.  When the event becomes durable, and what waits for it, is the
+recorder's contract, stated once in :mod:`armlab.orchestrator.journal.group_commit`.  Because the policies' and the
 allocator's randomness is a pure function of (seed, replica, step) and the statistics a
 pure function of the events, applying the same events in the same order gives bit-identical
 state: that is how :meth:`LiveExperiment.replay` resumes a run.  After each applied change the
@@ -408,7 +409,7 @@ class LiveExperiment:
 
     def _commit(self, event: Event) -> None:
         if self.recorder is not None:
-            self.recorder(event)  # durable first: if this raises, nothing changed
+            self.recorder(event)  # recorded first: if this raises, nothing changed
         self._apply(event)
 
     def _emit(self, event: ev.ExperimentEvent) -> None:

@@ -33,16 +33,13 @@ from armlab.errors import ConfigError, TrialFailed
 from armlab.log import get_logger
 from armlab.orchestrator.journal.group_commit import GroupCommit
 from armlab.orchestrator.live.experiment import LiveExperiment
+from armlab.orchestrator.live.slots import TRIAL_OUTCOMES, SlotWaiter
 from armlab.orchestrator.live.types import ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
 from armlab.stats import ArmStats
 
 __all__ = ["LiveRun", "Outcome"]
 
 log = get_logger("armlab.orchestrator")
-
-#: The events that close a trial (and free its in-flight slot).
-TrialOutcome = (events.TrialObserved, events.TrialFailed, events.TrialAbandoned)
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -82,7 +79,6 @@ class LiveRun:
         self.timeout = timeout
         self.writer = writer
         self.outcomes: list[Outcome] = []
-        self._slot_freed: anyio.Event | None = None
         self._reported: dict[int, anyio.Event] = {}
 
     @property
@@ -101,6 +97,7 @@ class LiveRun:
         """Run until the budget is spent (or the policy stops) and every trial has ended."""
         started = time.perf_counter()
         self.experiment.add_listener(self._on_event)
+        slots = SlotWaiter(self.experiment)
         try:
             async with AsyncExitStack() as stack:
                 for source in self.sources:
@@ -109,14 +106,15 @@ class LiveRun:
                 for trial in self.experiment.pending_trials():  # left pending by a previous process
                     log.info("trial_rerun", trial=trial.id, arm=trial.arm)
                     tg.start_soon(self._run_trial, trial)
-                await self._dispatch(tg)
+                await self._dispatch(tg, slots)
         finally:
+            slots.close()
             self.experiment.remove_listener(self._on_event)
         log.info("live_run_finished", trials=len(self.outcomes),
                  wall_seconds=round(time.perf_counter() - started, 4))
         return self
 
-    async def _dispatch(self, tg: TaskGroup) -> None:
+    async def _dispatch(self, tg: TaskGroup, slots: SlotWaiter) -> None:
         experiment = self.experiment
         while True:
             await self._turn()
@@ -128,8 +126,7 @@ class LiveRun:
                     continue  # the policy stopped; the state now says so
                 tg.start_soon(self._run_trial, trial)
             elif state is ExperimentState.IN_FLIGHT_FULL:
-                self._slot_freed = anyio.Event()
-                await self._slot_freed.wait()
+                await slots.wait()
             else:  # budget spent or policy stopped: the task group waits for the trials in flight
                 log.info("dispatch_finished", state=state.value, trials=len(experiment.trials))
                 return
@@ -140,11 +137,8 @@ class LiveRun:
             await self.writer.turn()
 
     def _on_event(self, event: events.ExperimentEvent) -> None:
-        if isinstance(event, TrialOutcome):
-            if self._slot_freed is not None:
-                self._slot_freed.set()
-            if (waiting := self._reported.get(event.trial)) is not None:
-                waiting.set()
+        if isinstance(event, TRIAL_OUTCOMES) and (waiting := self._reported.get(event.trial)) is not None:
+            waiting.set()
 
     async def _run_trial(self, trial: Trial) -> None:
         with bound_contextvars(trial=trial.id, arm=trial.arm, bandit=trial.bandit):

@@ -110,27 +110,40 @@ class LiveSession:
             if config is None:
                 raise ConfigError(f"journal {str(path)!r} does not exist; give the experiment's config to start it")
             session = cls.from_plan(build_plan(config, registry))
-            session.journal = Journal.create(path, {
-                "config": config.model_dump(mode="json"),
-                "base_dir": str(config.path_base.directory),
-                "seed": config.seed,
-                "policy": session.label,
-                "source": session.sources[0].name,
-            })
+            session.journal = Journal.create(path, session.journal_meta())
             session.experiment.recorder = session.journal
             return session
-        opened = Journal.open(path)
+        return cls.resume(Journal.open(path), config, registry)
+
+    @classmethod
+    def resume(
+        cls, journal: Journal, config: ExperimentConfig | None = None, registry: Registry | None = None
+    ) -> LiveSession:
+        """Rebuild the experiment stored in the open ``journal``, replay its events, and attach
+        it as recorder (``journal`` is closed if that fails).  ``config``, if given, must
+        equal the stored one."""
         try:
-            stored = validate_config(opened.meta["config"]).located(opened.meta.get("base_dir"))
+            stored = validate_config(journal.meta["config"]).located(journal.meta.get("base_dir"))
             if config is not None:
-                _require_same(stored, config, path)
-            session = cls.from_plan(build_plan(stored, registry), opened)
-            session.replayed = session.experiment.replay(opened.events())
+                _require_same(stored, config, journal.path)
+            session = cls.from_plan(build_plan(stored, registry or default_registry()), journal)
+            session.replayed = session.experiment.replay(journal.events())
         except BaseException:
-            opened.close()
+            journal.close()
             raise
-        session.experiment.recorder = opened
+        session.experiment.recorder = journal
         return session
+
+    def journal_meta(self) -> dict[str, Any]:
+        """What a new journal of this session stores besides its events (its config first)."""
+        config = self.config
+        return {
+            "config": config.model_dump(mode="json"),
+            "base_dir": str(config.path_base.directory),
+            "seed": config.seed,
+            "policy": self.label,
+            "source": self.sources[0].name,
+        }
 
     def live_run(self, writer: GroupCommit | None = None) -> LiveRun:
         """The async driver that runs this session's trials through its source."""

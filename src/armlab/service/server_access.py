@@ -1,0 +1,103 @@
+"""Who may call which route of ``armlab server``: the admin token and per-experiment client tokens.
+
+* The admin token (``ARMLAB_ADMIN_TOKEN`` or ``--admin-token-file``) works on every route.
+* A client token is issued for one experiment (``POST /experiments``, ``POST
+  /experiments/{name}/tokens``) and works on that experiment's routes
+  (``/experiments/{name}/...``) and on ``GET /experiments/{name}``; on another experiment's
+  routes, and on the admin routes, it gets 403.
+* No token, or one that is neither: 401.  The dashboard's files and the API schema are public.
+
+Client tokens are kept only as SHA-256 hashes (in the storage's catalog and here, in memory,
+so a request never waits for the catalog); the admin token is compared in constant time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from armlab.service.auth import token_matches
+from armlab.service.request_checks import is_public
+
+__all__ = ["ServerAccess", "hash_token", "new_token"]
+
+#: The parts of ``/experiments/{name}/...`` that are the admin's, not the experiment's clients'.
+_ADMIN_PARTS = ("stop", "tokens")
+
+
+def hash_token(token: str) -> str:
+    """The hex SHA-256 of ``token``: all that is ever stored of a client token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> tuple[str, str]:
+    """A new client token and its id (the id names it for revocation; it grants nothing)."""
+    return secrets.token_urlsafe(32), secrets.token_hex(8)
+
+
+class ServerAccess:
+    """The access rules of ``armlab server`` (an :class:`~armlab.service.request_checks.Access`).
+
+    ``admin_token=None``: no token is required at all (an ``--insecure`` server, loopback only).
+    ``hashes``: ``{token hash: (token id, experiment)}``, as the storage returns them.
+    """
+
+    def __init__(self, admin_token: str | None, hashes: dict[str, tuple[str, str]]) -> None:
+        self.admin_token = admin_token
+        self._clients = dict(hashes)
+
+    def add(self, token_hash: str, token_id: str, experiment: str) -> None:
+        self._clients[token_hash] = (token_id, experiment)
+
+    def revoke(self, token_id: str) -> None:
+        self._clients = {h: entry for h, entry in self._clients.items() if entry[0] != token_id}
+
+    def forget(self, experiment: str) -> None:
+        """Drop every token of a deleted experiment."""
+        self._clients = {h: entry for h, entry in self._clients.items() if entry[1] != experiment}
+
+    def experiment_of(self, token: str) -> str | None:
+        """The experiment a client token is for (None: not a client token)."""
+        digest = hash_token(token)
+        entry = self._clients.get(digest)
+        if entry is None or not hmac.compare_digest(digest, hash_token(token)):
+            return None
+        return entry[1]
+
+    def refusal(self, method: str, path: str, token: str | None) -> tuple[int, str] | None:
+        if self.admin_token is None or _public(path):
+            return None
+        if token is not None and token_matches(self.admin_token, token):
+            return None
+        experiment = self.experiment_of(token) if token is not None else None
+        if experiment is None:
+            return 401, "missing or wrong bearer token"
+        if _client_may(method, path, experiment):
+            return None
+        return 403, f"this token is for experiment {experiment!r} only: it may not use {method} {path}"
+
+
+def _split(path: str) -> tuple[str | None, str | None]:
+    """``(name, rest)`` of ``/experiments/{name}[/rest]``; ``(None, None)`` for other paths."""
+    parts = path.split("/", 3)
+    if len(parts) < 3 or parts[0] or parts[1] != "experiments" or not parts[2]:
+        return None, None
+    return parts[2], (parts[3] if len(parts) == 4 else None)
+
+
+def _public(path: str) -> bool:
+    """The dashboard's files: ``/``, ``/dashboard/...`` and each experiment's page and files."""
+    if is_public(path):
+        return True
+    _, rest = _split(path)
+    return rest is not None and (rest == "" or is_public("/" + rest))
+
+
+def _client_may(method: str, path: str, experiment: str) -> bool:
+    name, rest = _split(path)
+    if name != experiment:
+        return False
+    if rest is None:
+        return method == "GET"  # its own summary
+    return rest.split("/", 1)[0] not in _ADMIN_PARTS

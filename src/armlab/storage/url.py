@@ -1,0 +1,43 @@
+"""Parse ``--storage URL`` and open the storage it names.
+
+Supported: ``sqlite:///PATH`` (three slashes then the path: ``sqlite:///./armlab.sqlite``
+relative to the working directory, ``sqlite:////var/lib/armlab.sqlite`` absolute).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from armlab.errors import ConfigError
+from armlab.storage.base import Storage
+
+__all__ = ["DEFAULT_STORAGE", "open_storage", "sqlite_path"]
+
+DEFAULT_STORAGE = "sqlite:///./armlab.sqlite"
+_FORMS = "use sqlite:///PATH (e.g. sqlite:///./armlab.sqlite, or sqlite:////abs/path/armlab.sqlite)"
+
+
+def sqlite_path(url: str) -> Path:
+    """The file a ``sqlite:///PATH`` URL names; a ConfigError naming the fix for anything else."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ConfigError(f"--storage {url!r} is not a storage URL: {_FORMS}")
+    if scheme.lower().startswith("postgres"):
+        raise ConfigError(f"--storage {url!r}: PostgreSQL storage is not available in this version; {_FORMS}")
+    if scheme.lower() != "sqlite":
+        raise ConfigError(f"--storage {url!r}: unknown storage kind {scheme!r}; {_FORMS}")
+    if not rest.startswith("/") or len(rest) < 2:
+        raise ConfigError(f"--storage {url!r} names no file: {_FORMS}")
+    path, _, query = rest[1:].partition("?")
+    if query:
+        raise ConfigError(f"--storage {url!r}: options after '?' are not supported; {_FORMS}")
+    if path.endswith("/"):
+        raise ConfigError(f"--storage {url!r} names a directory, not a file: {_FORMS}")
+    return Path(path)
+
+
+def open_storage(url: str) -> Storage:
+    """Open (creating it if new) the storage named by ``url``."""
+    from armlab.storage.sqlite import SqliteStorage
+
+    return SqliteStorage.open(url, sqlite_path(url))
