@@ -7,6 +7,7 @@ orchestrator runs them vectorized over replicas, with delayed feedback and live 
 from armlab._version import __version__
 from armlab.adapters.base import LiveSource, Trial
 from armlab.config import ExperimentConfig, load_config
+from armlab.decisionlog.export import read_log
 from armlab.errors import ArmlabError, ConfigError, PluginError, TrialFailed, UnknownPluginError
 from armlab.orchestrator.live.session import LiveSession
 from armlab.orchestrator.runner import ExperimentResult, run_experiment, run_experiment_async
@@ -43,6 +44,7 @@ __all__ = [
     "__version__",
     "hookimpl",
     "load_config",
+    "read_log",
     "run_experiment",
     "run_experiment_async",
 ]
