@@ -18,6 +18,7 @@ from armlab.decisionlog.source import LoggedRun
 from armlab.errors import ArmlabError
 from armlab.plan import build_plan
 from armlab.plugins.registry import Registry, default_registry
+from armlab.problem import Problem
 
 __all__ = ["COLUMNS", "LogContext", "TrialTable", "trial_table"]
 
@@ -30,11 +31,10 @@ COLUMNS = (
 
 @dataclass(frozen=True)
 class LogContext:
-    """What a log says of its experiment: arms and reward range per bandit, policy, seed,
-    exploration floor."""
+    """What a log says of its experiment: each bandit's problem (arms, reward range,
+    objective), the policy's label, the seed and the exploration floor."""
 
-    n_arms: list[int]
-    reward_range: list[tuple[float, float]]
+    problems: list[Problem]
     policy: str = ""
     seed: int = 0
     exploration_floor: float = 0.0
@@ -63,8 +63,7 @@ def context_of(meta: dict[str, Any], registry: Registry | None = None) -> LogCon
     except ArmlabError as exc:
         raise ArmlabError(f"the log's stored config cannot be rebuilt here ({exc})") from None
     return LogContext(
-        n_arms=[s.n_arms for s in sources],
-        reward_range=[tuple(map(float, plan.problem(s, None, b).reward_range)) for b, s in enumerate(sources)],
+        problems=[plan.problem(s, None, b) for b, s in enumerate(sources)],
         policy=str(meta.get("policy", "")), seed=config.seed, exploration_floor=config.exploration_floor,
         arm_names=[list(map(str, getattr(s, "arm_names", range(s.n_arms)))) for s in sources],
         checkpoints=config.checkpoint_list(),
