@@ -7,6 +7,8 @@ orchestrator runs them vectorized over replicas, with delayed feedback and live 
 from armlab._version import __version__
 from armlab.adapters.base import LiveSource, Trial
 from armlab.config import ExperimentConfig, load_config
+from armlab.decisionlog.evaluate import evaluate_log
+from armlab.decisionlog.export import read_log
 from armlab.errors import ArmlabError, ConfigError, PluginError, TrialFailed, UnknownPluginError
 from armlab.orchestrator.live.session import LiveSession
 from armlab.orchestrator.runner import ExperimentResult, run_experiment, run_experiment_async
@@ -41,8 +43,10 @@ __all__ = [
     "Truth",
     "UnknownPluginError",
     "__version__",
+    "evaluate_log",
     "hookimpl",
     "load_config",
+    "read_log",
     "run_experiment",
     "run_experiment_async",
 ]

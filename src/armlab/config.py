@@ -107,6 +107,11 @@ class ExperimentConfig(_Strict):
     policies: list[PolicyEntry] = Field(min_length=1)
     allocator: PluginEntry = PluginEntry(plugin="single")
     sweep: SweepConfig | None = None
+    exploration_floor: float = Field(
+        0.0, ge=0.0, le=1.0,
+        description="live runs: the share of trials sent to a uniformly drawn active arm, so every arm keeps "
+        "a propensity of at least exploration_floor / K for offline evaluation (docs/decision-log.md)",
+    )
 
     @model_validator(mode="before")
     @classmethod

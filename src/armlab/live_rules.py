@@ -1,4 +1,5 @@
-"""Fields a live experiment cannot honour, refused instead of silently ignored.
+"""Fields a live experiment cannot honour, refused instead of silently ignored (and the one
+live-only field, ``exploration_floor``, refused for a Monte Carlo run).
 
 A live run is one sequence of real trials: there is no second replica to run and no second
 configuration to sweep over, so ``replicas`` (other than 1) and ``[sweep]`` would change
@@ -52,6 +53,12 @@ def refuse_ignored_live_fields(
     one of its runs no longer holds the sweep), or when ``replicas``, a count given beside
     the config and named ``option`` in the message, is not 1."""
     if not live:
+        if config.exploration_floor:
+            raise ConfigError(
+                f"exploration_floor: a Monte Carlo run has no log to evaluate offline, so exploration_floor = "
+                f"{config.exploration_floor} would only change the policy under study: remove it (it applies "
+                "to live sources)"
+            )
         return
     sweep = config.sweep
     if sweep is not None:

@@ -90,7 +90,7 @@ def test_a_format_1_journal_is_migrated_to_the_bandit_column(tmp_path):
     db.executescript(_FORMAT_1)
     db.close()
     with Journal.open(path) as journal:
-        assert journal.meta["format"] == FORMAT_VERSION == 2
+        assert journal.meta["format"] == FORMAT_VERSION == 3
         assert list(journal.events()) == [
             Event("dispatch", 0, 2, 0, key="k", at=1.0), Event("result", 0, 2, 0, reward=0.5, at=2.0),
         ]

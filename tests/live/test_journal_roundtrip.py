@@ -38,6 +38,7 @@ FLOATS = st.one_of(
     st.sampled_from([-0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -1.7976931348623157e308,
                      2.0**63, -(2.0**63), 2.0**53 + 2, 1e-320]),
 )
+PROPENSITIES = st.one_of(st.floats(5e-324, 1.0), st.sampled_from([5e-324, 1.0, 1 / 3, 0.82]))  # (0, 1]
 TEXT = st.one_of(
     st.text(st.one_of(st.characters(exclude_categories=()),  # any code point, NUL and controls too
                       st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, categories=["Cs"]))),  # lone surrogates
@@ -56,19 +57,24 @@ def events(draw) -> list[Event]:
             kind, trial, draw(st.integers(0, 2**63 - 1)), draw(st.integers(0, 2**63 - 1)),
             reward=draw(FLOATS) if kind in ("result", "late") else None,
             reason=draw(TEXT), key=None if key is None else f"{i}:{key}", at=draw(FLOATS),
+            propensity=draw(st.one_of(st.none(), PROPENSITIES)),
+            propensity_draws=draw(st.one_of(st.none(), st.integers(1, 2**63 - 1))),
+            unit=draw(st.one_of(st.none(), TEXT)), metrics=draw(st.one_of(st.none(), TEXT)),
         ))
     return out
 
 
 def _same(a: Event, b: Event) -> bool:
     """Equal field by field, the sign of a zero included (``==`` alone takes -0.0 for 0.0)."""
-    return a == b and repr((a.reward, a.at)) == repr((b.reward, b.at))
+    return a == b and repr((a.reward, a.at, a.propensity)) == repr((b.reward, b.at, b.propensity))
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(events())
 @example([Event("result", 0, 1, reward=-0.0, at=-0.0), Event("late", 1, 0, reward=-0.0, reason="\ud800x", key="\udfff")])
 @example([Event("result", 0, 1, reward=5e-324, reason=LONG, key=LONG, at=1.7976931348623157e308)])
+@example([Event("dispatch", 0, 1, propensity=5e-324, propensity_draws=2**63 - 1, unit="\ud800", at=1.0),
+          Event("result", 0, 1, reward=1.0, metrics=LONG, at=2.0)])
 def test_every_field_reads_back_as_hashed_from_the_journal_and_its_backup(written):
     with tempfile.TemporaryDirectory() as folder:
         path, copy = Path(folder) / "j.sqlite", Path(folder) / "copy.sqlite"

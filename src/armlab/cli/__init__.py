@@ -11,6 +11,8 @@ from armlab.cli.app import App
 from armlab.cli.errors import user_errors
 from armlab.cli.compare import compare_command, report_command
 from armlab.cli.experiments import experiments_command
+from armlab.cli.evaluate import evaluate_command
+from armlab.cli.export import export_command
 from armlab.cli.plugins import plugins_command
 from armlab.cli.run import run_command
 from armlab.cli.validate import validate_command
@@ -74,6 +76,8 @@ cli.add_command(validate_command)
 cli.add_command(compare_command)
 cli.add_command(report_command)
 cli.add_command(experiments_command)
+cli.add_command(export_command)
+cli.add_command(evaluate_command)
 
 
 def main(argv: list[str] | None = None) -> None:

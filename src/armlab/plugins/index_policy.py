@@ -24,6 +24,7 @@ import numpy as np
 
 from armlab.plugins._fast.warm_arms import WarmArms
 from armlab.plugins.interfaces import Policy
+from armlab.plugins.propensity import Propensities, one_hot
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -59,6 +60,29 @@ class IndexPolicy(Policy):
     def tie_rng(self) -> KeyedRandom | None:
         """The generator of random ties, or ``None`` for lowest-index ties (``tie_break``)."""
         return self.rng if getattr(self.params, "tie_break", "lowest") == "random" else None
+
+    def propensities(self, stats: ArmStats) -> Propensities:
+        """Exact: 1 for the chosen arm with lowest-index ties (deterministic), ``1 / ties`` with
+        random ties (the arm is drawn uniformly among the active, warm arms of largest index);
+        unknown where the chosen arm is not among the ties this finds (an index kept lazily)."""
+        chosen = np.asarray(self.select(stats), dtype=np.int64)
+        if (chosen < 0).any():
+            return None, None
+        p = one_hot(chosen, stats.n_arms)
+        if self.tie_rng() is None:
+            return p, None
+        pulls = np.where(stats.active, stats.pulls, np.iinfo(np.int64).max)
+        warm = pulls.min(axis=1) >= self.need  # else the warm-up's lowest arm of fewest pulls
+        usable = (stats.counts >= self.need) & stats.active
+        if not (warm & usable.any(axis=1)).any():
+            return p, None
+        index = np.where(usable, self.current_index(stats), -np.inf)
+        ties = usable & (index == index.max(axis=1, keepdims=True))
+        random_rows = warm & usable.any(axis=1)
+        if not ties[random_rows, chosen[random_rows]].all():
+            return None, None
+        p[random_rows] = ties[random_rows] / ties[random_rows].sum(axis=1, keepdims=True)
+        return p, None
 
     def select(self, stats: ArmStats) -> np.ndarray:
         """The warm-up's arm, or the arm of largest index (computed only once needed)."""

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from armlab.plugins.propensity import Propensities, generic_propensities
 from armlab.problem import Objective, Problem, Truth
 from armlab.random import KeyedRandom, counter_uniforms, replica_keys, subkeys
 from armlab.stats import ArmStats
@@ -97,6 +98,17 @@ class Policy(Plugin, ABC):
         self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray
     ) -> None:
         """React to results for replicas ``rows`` (unique) that ``stats`` already holds."""
+
+    def propensities(self, stats: ArmStats) -> Propensities:
+        """The probability ``(R, K)`` that the next :meth:`select` returns each arm, given
+        ``stats``, and ``None`` if exact or the number of draws that estimated it
+        (:mod:`armlab.plugins.propensity`).  Live runs record it at each dispatch.
+
+        The default is exact for a deterministic ``select``, estimated from draws of the
+        policy's keyed randomness otherwise, and unknown (``(None, None)``) for a policy that
+        keeps a generator besides ``rng``.  A policy with a closed form overrides it.
+        """
+        return generic_propensities(self, stats)
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
         """Current answer per replica: best arm ``(R,)`` or a set as a boolean ``(R, K)``.

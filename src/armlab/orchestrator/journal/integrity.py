@@ -26,7 +26,7 @@ from armlab.errors import ArmlabError
 from armlab.orchestrator.journal.schema import Event
 
 __all__ = [
-    "JournalCorrupted", "JournalError", "TailMarker", "genesis", "link", "links_of_a_signed_zero",
+    "CHAIN_FORMAT", "JournalCorrupted", "JournalError", "TailMarker", "genesis", "link", "links_of_a_signed_zero",
     "refuse_a_damaged_log", "refuse_linked_files",
 ]
 
@@ -67,13 +67,31 @@ def links_of_a_signed_zero(previous: str, seq: int, event: Event) -> list[str]:
 def _link(previous: str, seq: int, event: Event, reward: float | None, at: float) -> str:
     fields = [seq, event.kind, event.trial, event.arm, event.bandit, None if reward is None else float(reward).hex(),
               event.reason, event.key, float(at).hex()]
+    logged = [None if event.propensity is None else float(event.propensity).hex(), event.propensity_draws,
+              event.unit, event.metrics]
+    if any(value is not None for value in logged):  # format 3's fields; an event without them hashes as in format 2
+        fields += logged
     text = previous + json.dumps(fields, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+#: Meta key of a migrated journal: the format its chain was started under (see :func:`genesis`).
+CHAIN_FORMAT = "chain_format"
+
+
 def genesis(meta: Mapping[str, str]) -> str:
-    """The chain's start: a hash of the meta data written at creation (state excluded)."""
-    fixed = sorted((k, v) for k, v in meta.items() if k != "state")
+    """The chain's start: a hash of the meta data written at creation (state excluded).
+
+    A journal migrated in place (format 2 to 3) keeps its chain: its meta holds the format
+    it was created with under :data:`CHAIN_FORMAT`, which is hashed as ``format``.
+    """
+    fixed = {k: v for k, v in meta.items() if k not in ("state", CHAIN_FORMAT)}
+    if CHAIN_FORMAT in meta:
+        fixed["format"] = meta[CHAIN_FORMAT]
+    return _genesis(sorted(fixed.items()))
+
+
+def _genesis(fixed: list[tuple[str, str]]) -> str:
     return hashlib.sha256(json.dumps(fixed).encode()).hexdigest()[:32]
 
 

@@ -6,10 +6,13 @@ the live driver depends on the journal and never the other way round.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["COLUMNS", "FORMAT_VERSION", "SCHEMA", "Event", "EventKind"]
+__all__ = ["COLUMNS", "FORMAT_VERSION", "INSERT_EVENT", "LOG_COLUMNS", "SCHEMA", "Event", "EventKind", "event_of", "readable_columns",
+           "row_of"]
 
 EventKind = Literal["dispatch", "result", "failed", "abandoned", "late", "stopped", "retired"]
 
@@ -17,7 +20,14 @@ EventKind = Literal["dispatch", "result", "failed", "abandoned", "late", "stoppe
 @dataclass(frozen=True)
 class Event:
     """One change of an experiment, as journaled.  ``at`` is wall-clock time (Unix seconds);
-    ``bandit`` is the trial's bandit (0 in one-bandit experiments)."""
+    ``bandit`` is the trial's bandit (0 in one-bandit experiments).
+
+    The decision log's fields (format 3) are ``None`` where unknown or not applicable:
+    ``propensity`` is the probability with which a dispatch's arm was chosen, exact unless
+    ``propensity_draws`` says how many draws of the policy's keyed randomness estimated it;
+    ``unit`` is the unit a dispatch was asked for, ``metrics`` a result's named metrics as
+    JSON text (stored and hashed as that text).
+    """
 
     kind: EventKind
     trial: int
@@ -27,11 +37,16 @@ class Event:
     reason: str = ""
     key: str | None = None
     at: float = 0.0
+    propensity: float | None = None
+    propensity_draws: int | None = None
+    unit: str | None = None
+    metrics: str | None = None
 
 
 #: Version of the journal's schema.  1: one bandit, no chain; 2: events name their bandit and
-#: carry the integrity chain (a format-1 journal is migrated when opened).
-FORMAT_VERSION = 2
+#: carry the integrity chain (a format-1 journal is migrated when opened); 3: the decision
+#: log's nullable columns (:data:`LOG_COLUMNS`; a format-2 journal gains them, all NULL, when opened).
+FORMAT_VERSION = 3
 
 #: The tables of a new journal, statements separated by ``;`` (the first creates ``meta``).
 SCHEMA = """
@@ -47,6 +62,10 @@ CREATE TABLE events (
     key TEXT,
     at REAL NOT NULL,
     chain TEXT NOT NULL,
+    propensity REAL CHECK (propensity IS NULL OR (propensity > 0 AND propensity <= 1)),
+    propensity_draws INTEGER CHECK (propensity_draws IS NULL OR propensity_draws > 0),
+    unit TEXT,
+    metrics TEXT,
     CHECK ((kind IN ('result', 'late')) = (reward IS NOT NULL))
 );
 CREATE UNIQUE INDEX one_dispatch_per_trial ON events (trial) WHERE kind = 'dispatch';
@@ -55,5 +74,34 @@ CREATE UNIQUE INDEX one_late_report_per_trial ON events (trial) WHERE kind = 'la
 CREATE UNIQUE INDEX one_trial_per_key ON events (key) WHERE key IS NOT NULL
 """
 
+#: The columns format 3 added, with their SQL types (all nullable: NULL is unknown).
+LOG_COLUMNS = (("propensity", "REAL"), ("propensity_draws", "INTEGER"), ("unit", "TEXT"), ("metrics", "TEXT"))
+
+_FORMAT_2_COLUMNS = "seq, kind, trial, arm, bandit, reward, reason, key, at, chain"
+
 #: The columns of an ``events`` row, in the order they are written and read.
-COLUMNS = "seq, kind, trial, arm, bandit, reward, reason, key, at, chain"
+COLUMNS = ", ".join([_FORMAT_2_COLUMNS, *(name for name, _ in LOG_COLUMNS)])
+
+#: The statement that writes one :func:`row_of` row.
+INSERT_EVENT = f"INSERT INTO events ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS.split(',')))})"
+
+
+def readable_columns(db: sqlite3.Connection) -> str:
+    """:data:`COLUMNS` as a ``SELECT`` list for the events table of ``db``: ``NULL`` for the
+    format-3 columns of a format-2 table that was not migrated (a journal only read, e.g.
+    salvaged)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(events)")}
+    return ", ".join([_FORMAT_2_COLUMNS, *(name if name in present else "NULL" for name, _ in LOG_COLUMNS)])
+
+
+def row_of(seq: int, e: Event, chain: str) -> tuple[Any, ...]:
+    """The ``events`` row of event number ``seq`` (:data:`COLUMNS` order)."""
+    return (seq, e.kind, e.trial, e.arm, e.bandit, e.reward, e.reason, e.key, e.at, chain,
+            e.propensity, e.propensity_draws, e.unit, e.metrics)
+
+
+def event_of(row: Sequence[Any]) -> tuple[int, Event, str]:
+    """``(seq, event, chain)`` of a row read with :data:`COLUMNS`."""
+    seq, kind, trial, arm, bandit, reward, reason, key, at, chain, propensity, draws, unit, metrics = row
+    return seq, Event(kind, trial, arm, bandit, reward=reward, reason=reason, key=key, at=at,
+                      propensity=propensity, propensity_draws=draws, unit=unit, metrics=metrics), chain

@@ -73,8 +73,17 @@ from armlab.orchestrator.journal.integrity import (
     refuse_a_damaged_log,
     refuse_linked_files,
 )
-from armlab.orchestrator.journal.migration import migrate_from_1
-from armlab.orchestrator.journal.schema import COLUMNS, FORMAT_VERSION, SCHEMA, Event
+from armlab.orchestrator.journal.migration import migrate_from_1, migrate_from_2
+from armlab.orchestrator.journal.schema import (
+    COLUMNS,
+    FORMAT_VERSION,
+    INSERT_EVENT,
+    SCHEMA,
+    Event,
+    event_of,
+    readable_columns,
+    row_of,
+)
 from armlab.orchestrator.journal.values import as_stored
 
 __all__ = ["FORMAT_VERSION", "Journal", "JournalCorrupted", "JournalError"]
@@ -170,9 +179,9 @@ class Journal:
         except sqlite3.DatabaseError as exc:
             raise JournalError(f"{str(path)!r} is not an armlab journal: {exc}") from None
         version = json.loads(meta.get("format", "null"))
-        if version not in (1, FORMAT_VERSION):
+        if version not in (1, 2, FORMAT_VERSION):
             raise JournalError(
-                f"journal {str(path)!r} has format {version!r}; this armlab reads formats 1 and "
+                f"journal {str(path)!r} has format {version!r}; this armlab reads formats 1 to "
                 f"{FORMAT_VERSION} (a newer armlab wrote it: resume it with that version)"
             )
         if meta.get("state") == '"open"' and not wal_present and TailMarker(path).read() is None:
@@ -188,6 +197,8 @@ class Journal:
             refuse_a_damaged_log(db, path)
         if version == 1:
             migrate_from_1(db, path)
+        elif version == 2:
+            migrate_from_2(db, path)
         journal = cls(path, db)
         journal.tail.check(path, journal._seq, journal._chain_at)
         journal.tail.open()
@@ -217,8 +228,8 @@ class Journal:
         chain, expected = self._genesis(), 1
         last = "the journal's start"
         for row in self._rows():
-            seq, kind, trial, arm, bandit, reward, reason, key, at, stored = row
-            event = Event(kind, trial, arm, bandit, reward=reward, reason=reason, key=key, at=at)
+            seq, event, stored = event_of(row)
+            kind, trial = event.kind, event.trial
             if seq != expected:
                 raise self._damaged(f"is missing event {expected} (the next stored is {seq}); the last good "
                                     f"event is {last}", expected - 1)
@@ -236,9 +247,10 @@ class Journal:
         """The stored rows in order; on a damaged file, row by row up to the first unreadable one."""
         with self._lock:
             try:
-                rows = self._db.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq").fetchall()
+                columns = readable_columns(self._db)
+                rows = self._db.execute(f"SELECT {columns} FROM events ORDER BY seq").fetchall()
             except sqlite3.DatabaseError:
-                rows = None
+                columns, rows = COLUMNS, None
         if rows is not None:
             yield from rows
             return
@@ -247,7 +259,7 @@ class Journal:
             seq += 1
             with self._lock:
                 try:
-                    row = self._db.execute(f"SELECT {COLUMNS} FROM events WHERE seq = ?", (seq,)).fetchone()
+                    row = self._db.execute(f"SELECT {columns} FROM events WHERE seq = ?", (seq,)).fetchone()
                 except sqlite3.DatabaseError as exc:
                     raise self._damaged(f"cannot be read from event {seq} on ({exc}); the last good event "
                                         f"is {seq - 1}", seq - 1) from None
@@ -291,11 +303,11 @@ class Journal:
             for e in map(as_stored, events):
                 seq += 1
                 chain = link(chain, seq, e)
-                rows.append((seq, e.kind, e.trial, e.arm, e.bandit, e.reward, e.reason, e.key, e.at, chain))
+                rows.append(row_of(seq, e, chain))
             try:
                 with self._db:
                     self._db.execute("BEGIN IMMEDIATE")
-                    self._db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                    self._db.executemany(INSERT_EVENT, rows)
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {str(self.path)!r}: cannot write {len(rows)} event(s): {exc}") from exc
             self._seq, self._chain = seq, chain

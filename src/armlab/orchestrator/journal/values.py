@@ -4,6 +4,7 @@ The journal's integrity chain hashes every event when it is written and again wh
 read, so an event must be written in the form SQLite gives back.  SQLite keeps a REAL's
 eight bytes exactly (subnormals, the largest floats, infinities), with one exception: it
 writes a float without a fractional part as an integer, so ``-0.0`` comes back as ``0.0``.
+The decision log's fields (propensity, unit, metrics text) go the same way.
 Text must be valid UTF-8: a lone surrogate (which JSON's ``"\\ud800"`` decodes to) cannot be
 written at all.  The live experiment passes rewards, reasons and idempotency keys through
 these functions where they enter it, and :class:`~armlab.orchestrator.journal.Journal`
@@ -38,5 +39,8 @@ def as_stored(event: Event) -> Event:
     """``event`` with every field as the journal's table returns it."""
     reward = None if event.reward is None else stored_float(event.reward)
     key = None if event.key is None else stored_text(event.key)
+    propensity = None if event.propensity is None else stored_float(event.propensity)
+    unit = None if event.unit is None else stored_text(event.unit)
+    metrics = None if event.metrics is None else stored_text(event.metrics)
     return dataclasses.replace(event, reward=reward, reason=stored_text(event.reason), key=key,
-                               at=stored_float(event.at))
+                               at=stored_float(event.at), propensity=propensity, unit=unit, metrics=metrics)

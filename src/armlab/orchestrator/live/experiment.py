@@ -42,6 +42,7 @@ from armlab.log import get_logger
 from armlab.orchestrator.core import DecisionCore
 from armlab.orchestrator.journal.values import stored_float, stored_text
 from armlab.orchestrator.live import answers
+from armlab.orchestrator.live.exploration_floor import ExplorationFloor, LoggedChoice
 from armlab.orchestrator.live.types import (
     Counters,
     Event,
@@ -75,7 +76,10 @@ class LiveExperiment:
     one-bandit experiment); ``allocator`` shares the budget between several bandits.
     ``in_flight`` bounds the pending trials; ``checkpoints`` are counts of dispatched trials
     at which the recommendation is kept (as in simulated runs); ``recorder(event)`` is
-    called before each change is applied (the journal); ``clock`` stamps events.
+    called before each change is applied (the journal); ``clock`` stamps events;
+    ``exploration_floor`` sends that share of the trials to a uniformly drawn active arm
+    (:mod:`~armlab.orchestrator.live.exploration_floor`).  Each dispatch journals the
+    propensity of its arm.
     """
 
     def __init__(
@@ -89,6 +93,7 @@ class LiveExperiment:
         checkpoints: Sequence[int] = (),
         recorder: Callable[[Event], None] | None = None,
         clock: Callable[[], float] = time.time,
+        exploration_floor: float = 0.0,
     ) -> None:
         if in_flight < 1:
             raise ValueError("in_flight must be >= 1")
@@ -113,6 +118,8 @@ class LiveExperiment:
         self._announced: list[Any] = [None] * len(self.problems)  # last recommendation sent out
         self.retired: set[tuple[int, int]] = set()  # (bandit, arm) retired by the operator
         self.stop_record: dict[str, Any] | None = None  # when, why and with what answer it stopped
+        self.floor = ExplorationFloor(exploration_floor, seed)
+        self._joint = type(self.core.allocator).select_arms is not Allocator.select_arms  # it picks arms too
 
     def __repr__(self) -> str:
         c = self.counters
@@ -245,7 +252,9 @@ class LiveExperiment:
         while True:
             decision, bandit, arm = self._decide()
             if decision == "dispatch":
-                self._commit(Event("dispatch", len(self.trials), arm, bandit, key=key, at=self._now()))
+                choice = self._logged(bandit, arm)
+                self._commit(Event("dispatch", len(self.trials), choice.arm, bandit, key=key, at=self._now(),
+                                   propensity=choice.propensity, propensity_draws=choice.draws))
                 return self.trials[-1].trial
             # a stopping rule is confident (its bandit closes) or the allocator is done (the
             # experiment stops): recorded, then applied; other bandits may still take the trial
@@ -270,6 +279,15 @@ class LiveExperiment:
         if choice.closing:
             return "close", choice.closing[0][0], 0
         return "stop", 0, 0
+
+    def _logged(self, bandit: int, policy_arm: int) -> LoggedChoice:
+        """The arm of the next trial under the exploration floor, with its propensity when a
+        journal records it (a replay re-derives only the arm: the journal holds the rest)."""
+        stats = self.core.stats[bandit]
+        arm = self.floor.arm(len(self.trials), policy_arm, stats)
+        if self.recorder is None or self._replay_at is not None:
+            return LoggedChoice(arm)
+        return self.floor.logged(arm, None if self._joint else self.core.policies[bandit], stats)
 
     def tell(self, trial_id: int, reward: Any) -> Report:
         """Report the reward of a trial (see the module docstring for every case)."""

@@ -83,6 +83,7 @@ class LiveSession:
             allocator=plan.create_allocator(spec),
             in_flight=cfg.feedback.effective_in_flight,
             checkpoints=cfg.checkpoint_list(),
+            exploration_floor=cfg.exploration_floor,
         )
         return cls(plan, sources, experiment, journal)  # type: ignore[arg-type]
 

@@ -11,6 +11,7 @@ from armlab.errors import ConfigError
 from armlab.plugins._fast.arm_terms import ArmTerms
 from armlab.plugins._fast.normal_draw_argmax import argmax_of_normal_draws
 from armlab.plugins.interfaces import PluginParams, Policy
+from armlab.plugins.propensity import PROPENSITY_DRAWS, Propensities, sampled_shares
 from armlab.problem import Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
@@ -102,6 +103,27 @@ class Thompson(Policy):
             return argmax_of_normal_draws(self.rng, stats.dispatched, posterior.mean, posterior.sd, stats.active)
         theta = self.rng.beta(stats.dispatched, self.successes + 1.0, self.failures + 1.0)
         return np.argmax(np.where(stats.active, theta, -1.0), axis=1)
+
+    def propensities(self, stats: ArmStats) -> Propensities:
+        """Estimated: the share of :data:`~armlab.plugins.propensity.PROPENSITY_DRAWS` posterior
+        draws (keys ``"propensity"`` and the draw's number) in which each arm is the largest,
+        the decision made counting as one more draw; all draws in one vectorized pass."""
+        draws = PROPENSITY_DRAWS
+        chosen = self.select(stats)
+        picks = np.empty((stats.replicas, draws), dtype=np.int64)
+        for row in range(stats.replicas):
+            rng = KeyedRandom(*self.rng.words, "propensity", int(self.rng.replicas[row]), replicas=np.arange(draws))
+            active = np.broadcast_to(stats.active[row], (draws, stats.n_arms))
+            if self.params.prior == "gaussian":
+                posterior = self._posterior.current(stats)
+                theta = posterior.mean[row] + posterior.sd[row] * rng.normal(int(stats.dispatched[row]), stats.n_arms)
+                picks[row] = np.argmax(np.where(active, theta, -np.inf), axis=1)
+            else:
+                shape = (draws, stats.n_arms)
+                theta = rng.beta(int(stats.dispatched[row]), np.broadcast_to(self.successes[row] + 1.0, shape),
+                                 np.broadcast_to(self.failures[row] + 1.0, shape))
+                picks[row] = np.argmax(np.where(active, theta, -1.0), axis=1)
+        return sampled_shares(chosen, picks, stats.n_arms), draws
 
     def update(self, stats: ArmStats, rows, arms, rewards) -> None:
         if self.params.prior == "gaussian":

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from armlab.plugins._fast.active_arms import fewest_pulls, uniform_active_arm
 from armlab.plugins.interfaces import PluginParams, Policy
+from armlab.plugins.propensity import Propensities, one_hot
 from armlab.stats import ArmStats
 
 
@@ -38,6 +39,12 @@ class Uniform(Policy):
 
     name = "uniform"
     Params = UniformParams
+
+    def propensities(self, stats: ArmStats) -> Propensities:
+        """Exact: ``1 / |active|`` per active arm (random order), 1 for the next arm of the round robin."""
+        if self.params.order == "random":
+            return stats.active / stats.active.sum(axis=1, keepdims=True), None
+        return one_hot(fewest_pulls(stats), stats.n_arms), None
 
     def select(self, stats: ArmStats) -> np.ndarray:
         if self.params.order == "random":
