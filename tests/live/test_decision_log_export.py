@@ -84,7 +84,7 @@ def test_export_refuses_an_unknown_format_and_a_missing_log_in_one_line(logged, 
     result = CliRunner().invoke(cli, ["--no-plugins", "export", str(tmp_path / "none.sqlite"), "--out", "x.csv"])
     assert result.exit_code == 2 and "does not exist" in result.output
     result = CliRunner().invoke(cli, ["--no-plugins", "export", "zz://host/db", "--experiment", "a", "--out", "x.csv"])
-    assert result.exit_code == 2 and "no reader for storage URLs of scheme 'zz'" in result.output
+    assert result.exit_code == 2 and "unknown storage kind 'zz'" in result.output
 
 
 def test_a_missing_log_extra_is_one_line_naming_it(monkeypatch, logged, tmp_path):

@@ -219,3 +219,29 @@ def test_storage_urls_other_than_sqlite_are_refused_clearly(url, words):
 def test_a_sqlite_url_names_its_file():
     assert sqlite_path("sqlite:///./armlab.sqlite") == Path("./armlab.sqlite")
     assert sqlite_path("sqlite:////var/lib/a.sqlite") == Path("/var/lib/a.sqlite")
+
+
+async def test_an_experiment_of_the_storage_exports_and_verifies_by_name(tmp_path):
+    """`armlab export` / `armlab journal verify` read an experiment of a storage by its name."""
+    from click.testing import CliRunner
+
+    from armlab import read_log
+    from armlab.cli import cli
+
+    async with Server(tmp_path) as client:
+        await create(client, "ab")
+        for _ in range(3):
+            trial = (await client.post("/experiments/ab/ask", json={})).json()
+            assert (await client.post("/experiments/ab/tell", json={"trial_id": trial["trial_id"], "reward": 1.0})
+                    ).status_code == 200
+        status = (await client.get("/experiments/ab/status")).json()
+        await client.post("/experiments/ab/stop", json={})
+    url = f"sqlite:///{tmp_path / 'armlab.sqlite'}"
+    frame = read_log(url, experiment="ab")
+    assert len(frame) == 3 and list(frame["reward"]) == [1.0, 1.0, 1.0]
+    assert frame.groupby("arm").size().reindex(range(len(status["counts"])), fill_value=0).tolist() == status["counts"]
+    runner = CliRunner()
+    verified = runner.invoke(cli, ["journal", "verify", url, "--experiment", "ab"])
+    assert verified.exit_code == 0, verified.output
+    unnamed = runner.invoke(cli, ["export", url, "--out", str(tmp_path / "x.csv")])
+    assert unnamed.exit_code == 2 and "--experiment NAME" in unnamed.output

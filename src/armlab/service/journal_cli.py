@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import click
 
-from armlab.cli.errors import UserError, user_errors
+from armlab.cli.errors import user_errors
 from armlab.orchestrator.journal.repair import salvage
 from armlab.orchestrator.journal.store import Journal
+from armlab.storage.locate import journal_file
 
 __all__ = ["journal_group"]
 
@@ -22,20 +23,8 @@ _EXPERIMENT = click.option("--experiment", metavar="NAME",
 
 def _journal_file(journal: str, experiment: str | None) -> str:
     """The journal file that JOURNAL (a file, or a storage URL with ``--experiment``) names."""
-    if "://" not in journal:
-        if experiment is not None:
-            raise UserError(f"--experiment is for a storage URL (sqlite:///PATH); {journal!r} is a journal file")
-        return journal
-    if experiment is None:
-        raise UserError(f"{journal} is a storage: name the experiment with --experiment NAME")
-    from armlab.storage import open_storage
-
     with user_errors():
-        storage = open_storage(journal)
-        try:
-            return storage.journal_path(experiment)
-        finally:
-            storage.close()
+        return str(journal_file(journal, experiment))
 
 
 @click.group("journal")
