@@ -49,6 +49,7 @@ from armlab.orchestrator.live.types import (
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.service import Service, report_out, trial_out
 from armlab.service.body_limit import BodyLimit
+from armlab.service.history import add_history_route
 from armlab.service.host_check import LoopbackHostOnly
 from armlab.service.json_answers import JsonAnswers
 from armlab.service.request_checks import RequestChecks
@@ -241,6 +242,7 @@ def experiment_app(service: Service, lifespan: Any = None) -> FastAPI:
         503 when ``max_subscribers`` readers are connected already."""
         return EventStreamResponse(service.hub)
 
+    add_history_route(app, lambda: service, dependencies=guard, responses=_ERRORS)
     _mount_dashboard(app)
     return app
 
