@@ -24,10 +24,6 @@ const MAX_HISTORY_POINTS = 500; // points per bandit asked of /history
 const ARM_COLORS = ["#2563eb", "#ea580c", "#059669", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#db2777",
   "#4b5563", "#65a30d"];
 const SVG_NS = "http://www.w3.org/2000/svg";
-const STATE_NAMES = {
-  running: "running", in_flight_full: "in-flight slots full", budget_spent: "budget spent",
-  stopped: "stopped", finished: "finished",
-};
 
 const view = {
   token: storedToken(), // null until one is given (or none is needed)

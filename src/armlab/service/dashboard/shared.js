@@ -12,6 +12,10 @@
 "use strict";
 
 const TOKEN_KEY = "armlab.token";
+const STATE_NAMES = {
+  running: "running", in_flight_full: "in-flight slots full", budget_spent: "budget spent",
+  stopped: "stopped", finished: "finished",
+};
 
 class Unauthorized extends Error {}
 
