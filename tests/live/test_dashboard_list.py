@@ -1,8 +1,8 @@
-"""The list page of ``armlab server`` (dashboard/experiments.html) in headless Chromium, against
+"""The list page of ``armlab server`` (dashboard/experiments.html) in headless Chromium: against
 a stub server that answers ``GET /experiments`` and ``GET /experiments/{name}`` as the API
 contract says (admin token: everything; client token: its own experiment, 403 elsewhere;
-401 without a valid token) and serves the dashboard's files where the server serves them.
-The real server's test signs in the same way once both are merged."""
+401 without a valid token), and against the real server (in process) from sign-in to a tell
+followed live on an experiment's page."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 
 import anyio
 import pytest
@@ -199,3 +200,55 @@ for (const page of ["http://h/dashboard/", "http://h/dashboard/index.html", "htt
                          timeout=30, check=True).stdout.split()
     assert out == ["http://h/status", "http://h/status", "http://h/status", "http://h/experiments/a/status",
                    "http://h/experiments/dashboard/status", "http://h/prefix/status", "http://h/status"]
+
+
+async def test_on_armlab_server_the_admin_sees_every_experiment_and_follows_one_live(browser, tmp_path):
+    """The real server (in process): the admin signs in at /, sees the experiments, opens one;
+    its page (at /experiments/NAME/dashboard/) reuses the token, draws the run from its start
+    and follows a tell live."""
+    import httpx
+
+    from armlab.plugins.registry import default_registry
+    from armlab.service.server_app import create_server_app
+    from armlab.service.server_experiments import Experiments
+    from armlab.storage import open_storage
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "live"
+    storage = open_storage(f"sqlite:///{tmp_path / 'armlab.sqlite'}")
+    app = create_server_app(Experiments(storage, default_registry()), admin_token=ADMIN)
+    try:
+        async with served(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
+            admin = {"Authorization": f"Bearer {ADMIN}"}
+            tokens = {}
+            for name, config in (("ab", "ab_service.toml"), ("three", "three_ab_tests.toml"),
+                                 ("ab-2", "ab_service.toml")):
+                created = await client.post("/experiments", headers=admin,
+                                            json={"name": name, "config": (examples / config).read_text()})
+                assert created.status_code == 201, created.text
+                tokens[name] = {"Authorization": f"Bearer {created.json()['token']}"}
+
+            async def tell(reward: float) -> None:
+                trial = (await client.post("/experiments/ab/ask", json={}, headers=tokens["ab"])).json()
+                await client.post("/experiments/ab/tell", json={"trial_id": trial["trial_id"], "reward": reward},
+                                  headers=tokens["ab"])
+
+            for reward in (1.0, 0.0):
+                await tell(reward)
+            page, errors = await open_list(browser, url)
+            await sign_in(page, ADMIN)
+            await expect(page.get_by_test_id("experiment-link")).to_have_text(["ab", "ab-2", "three"],
+                                                                              timeout=WAIT_MS)
+            await expect(page.get_by_test_id("experiment-budget").first).to_have_text("2 / 400")
+            await page.get_by_test_id("experiment-link").first.click()
+            await page.wait_for_url(f"{url}/experiments/ab/dashboard/")
+            chart = page.get_by_test_id("chart")
+            await expect(chart).to_have_attribute("data-observed", "2", timeout=WAIT_MS)  # no sign-in again
+            await expect(chart).to_have_attribute("data-from", "0")
+            await expect(page.get_by_test_id("connection")).to_have_text("live", timeout=WAIT_MS)
+            await tell(1.0)
+            await expect(chart).to_have_attribute("data-observed", "3", timeout=WAIT_MS)
+            observed = page.get_by_test_id("events").locator("li[data-kind=trial_observed]")
+            await expect(observed.filter(has_text="trial 2 ")).to_have_count(1, timeout=WAIT_MS)
+    finally:
+        storage.close()
+    assert errors == []

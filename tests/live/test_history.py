@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import pytest
@@ -35,8 +36,7 @@ async def run_trials(client: httpx.AsyncClient, service, live, n: int) -> None:
         if i % 7 == 3:
             assert (await client.post("/abandon", json={"trial_id": trial["trial_id"]})).status_code == 200
         elif i % 11 == 5:
-            await service.turn()
-            service.experiment.fail(trial["trial_id"], "timed out: no report within 1 s")
+            await service.change(service.experiment.fail, trial["trial_id"], "timed out: no report within 1 s")
         else:
             reward = live.conversion(trial["arm"], trial["pull"])
             assert (await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": reward})).status_code == 200
@@ -150,3 +150,41 @@ async def test_history_of_an_experiment_without_journal_says_so(live, registry):
                                  headers=AUTH) as client:
         answer = await client.get("/history")
     assert answer.status_code == 409 and "no journal" in answer.json()["detail"]
+
+
+async def test_history_per_experiment_on_armlab_server(tmp_path):
+    """``/experiments/NAME/history`` of ``armlab server``: the client token of that experiment
+    reads it, another experiment's token gets 403, no token 401."""
+    from armlab.plugins.registry import default_registry
+    from armlab.service.server_app import create_server_app
+    from armlab.service.server_experiments import Experiments
+    from armlab.storage import open_storage
+
+    admin = "admin-" + "y" * 26
+    config = (Path(__file__).resolve().parents[2] / "examples" / "live" / "ab_service.toml").read_text()
+    storage = open_storage(f"sqlite:///{tmp_path / 'armlab.sqlite'}")
+    app = create_server_app(Experiments(storage, default_registry()), admin_token=admin)
+    try:
+        async with app.router.lifespan_context(app), httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://armlab.test") as client:
+            tokens = {}
+            for name in ("ab", "other"):
+                created = await client.post("/experiments", json={"name": name, "config": config},
+                                            headers={"Authorization": f"Bearer {admin}"})
+                tokens[name] = created.json()["token"]
+            own = {"Authorization": f"Bearer {tokens['ab']}"}
+            for reward in (1.0, 0.0, 1.0):
+                trial = (await client.post("/experiments/ab/ask", json={}, headers=own)).json()
+                await client.post("/experiments/ab/tell", json={"trial_id": trial["trial_id"], "reward": reward},
+                                  headers=own)
+            history = await client.get("/experiments/ab/history", params={"points": 3}, headers=own)
+            status = (await client.get("/experiments/ab/status", headers=own)).json()
+            across = await client.get("/experiments/other/history", headers=own)
+            missing = await client.get("/experiments/ab/history")
+    finally:
+        storage.close()
+    assert history.status_code == 200, history.text
+    body = history.json()
+    assert body["name"] == status["name"] and body["trials"] == status["dispatched"] == 3
+    assert len(body["series"]) == 3 and body["series"][-1]["counts"] == status["counts"]
+    assert across.status_code == 403 and missing.status_code == 401
