@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+import anyio
 import httpx
 import pytest
 
@@ -100,7 +101,27 @@ STOPS = textwrap.dedent("""
     plugin = "lucb1"
 """)
 
+MID_RUN = textwrap.dedent("""
+    name = "mid-run"
+    seed = 8
 
+    [problem]
+    objective = "best-arm"
+    budget = 400
+
+    [source]
+    plugin = "external"
+    arms = ["red", "green", "blue"]
+    reward_min = 0
+    reward_max = 1
+
+    [feedback]
+    in_flight = 4
+    timeout = 1.0
+
+    [[policies]]
+    plugin = "thompson"
+""")
 
 
 @pytest.fixture
@@ -175,6 +196,7 @@ async def test_dashboard_files_need_no_token_and_data_does(tmp_path, live, regis
     assert not [path for path in schema["paths"] if path == "/" or path.startswith("/dashboard")]
 
 
+@pytest.mark.system
 async def test_dashboard_shows_a_served_experiment_and_follows_it(browser, serve, tmp_path):
     service = await serve(AB_TEST)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
@@ -234,6 +256,7 @@ async def test_dashboard_shows_a_served_experiment_and_follows_it(browser, serve
     assert errors == []
 
 
+@pytest.mark.system
 async def test_dashboard_has_one_panel_per_bandit(browser, serve, tmp_path):
     service = await serve(THREE_TESTS)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
@@ -260,6 +283,7 @@ async def test_dashboard_has_one_panel_per_bandit(browser, serve, tmp_path):
     assert errors == []
 
 
+@pytest.mark.system
 async def test_dashboard_reconnects_after_the_service_restarts(browser, serve):
     service = await serve(AB_TEST)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
@@ -288,6 +312,7 @@ async def test_dashboard_reconnects_after_the_service_restarts(browser, serve):
     assert errors == []
 
 
+@pytest.mark.system
 async def test_dashboard_reports_a_live_stop_and_its_confidence(browser, serve, tmp_path):
     service = await serve(STOPS)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
@@ -314,6 +339,102 @@ async def test_dashboard_reports_a_live_stop_and_its_confidence(browser, serve, 
     assert errors == []
 
 
+async def tell_many(client: httpx.AsyncClient, n: int, live) -> list[float]:
+    """``n`` trials asked and answered at once; the total reward per arm (of three)."""
+    sums = [0.0, 0.0, 0.0]
+    for _ in range(n):
+        trial = (await client.post("/ask", json={})).json()
+        reward = live.conversion(trial["arm"], trial["pull"])
+        assert (await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": reward})).status_code == 200
+        sums[trial["arm"]] += reward
+    return sums
+
+
+async def assert_page_shows_the_whole_run(page: Page, observed: int, sums: list[float], overdue: int) -> None:
+    """The chart starts at 0 with a point per reward, the latest events and the overdue count since the start."""
+    chart = page.get_by_test_id("chart")
+    await expect(chart).to_have_attribute("data-observed", str(observed), timeout=WAIT_MS)
+    await expect(chart).to_have_attribute("data-from", "0")
+    await expect(chart).to_have_attribute("data-points", str(observed + 1))  # fewer than 500: every reward
+    points = await page.evaluate("view.charts[0].points")
+    assert [p["x"] for p in points] == list(range(observed + 1))
+    assert points[-1]["cum"] == pytest.approx(sums) and points[0]["cum"] == [0, 0, 0]
+    assert await chart.get_by_test_id("chart-line").count() == 3
+    assert "before" not in await chart.inner_html()  # no straight line guessed from 0 to now
+    events = page.get_by_test_id("events").locator("li")
+    await expect(events).to_have_count(50)  # the history's latest events
+    await expect(page.locator("#no-events")).to_be_hidden()
+    await expect(page.get_by_test_id("events").locator("li[data-kind=trial_failed]")).to_have_count(overdue)
+    await expect(page.get_by_test_id("overdue")).to_have_text(str(overdue))
+
+
+@pytest.mark.system
+async def test_a_page_opened_mid_run_shows_the_run_from_its_start(browser, serve, live):
+    """Opened at trial 150 of 400 (two trials overdue before): the curves from trial 0, the
+    latest events and the overdue count since the start; a reload the same; then a tell live, once."""
+    service = await serve(MID_RUN)
+    async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
+        sums = await tell_many(client, 148, live)
+        for _ in range(2):  # nobody answers these: the service fails them after 1 s
+            await client.post("/ask", json={})
+        with anyio.fail_after(WAIT_MS / 1000):
+            while (status := (await client.get("/status")).json())["failed"] < 2:
+                await anyio.sleep(0.1)
+        assert status["dispatched"] == 150 and status["failed"] == 2 and status["completed"] == 148
+
+        page, errors = await open_page(browser, service.url)
+        await sign_in(page, TOKEN)
+        await assert_page_shows_the_whole_run(page, 148, sums, overdue=2)
+        await expect(page.get_by_test_id("budget")).to_have_text("150 / 400")
+        await page.reload()
+        await assert_page_shows_the_whole_run(page, 148, sums, overdue=2)
+        await expect(page.get_by_test_id("connection")).to_have_text("live", timeout=WAIT_MS)
+
+        # a tell now: it joins the chart and the events once
+        sums = [a + b for a, b in zip(sums, await tell_many(client, 1, live), strict=True)]
+        chart = page.get_by_test_id("chart")
+        await expect(chart).to_have_attribute("data-observed", "149", timeout=WAIT_MS)
+        observed = page.get_by_test_id("events").locator("li[data-kind=trial_observed]")
+        await expect(observed.filter(has_text="trial 150 ")).to_have_count(1, timeout=WAIT_MS)
+        await anyio.sleep(1)  # nothing arrives twice later
+        await expect(chart).to_have_attribute("data-points", "150")
+        await expect(observed.filter(has_text="trial 150 ")).to_have_count(1)
+        assert (await page.evaluate("view.charts[0].points.at(-1).cum")) == pytest.approx(sums)
+    assert errors == []
+
+
+@pytest.mark.system
+async def test_an_event_arriving_while_the_history_loads_counts_once(browser, serve, live):
+    """The history request is held back while a tell happens: its event reaches the page
+    first, and the history holds it too; the page counts it once."""
+    service = await serve(AB_TEST)
+    async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
+        await tell_many(client, 4, live)
+        page, errors = await open_page(browser, service.url)
+        reached, released = anyio.Event(), anyio.Event()
+
+        async def hold(route):
+            reached.set()
+            await released.wait()
+            await route.continue_()
+
+        await page.route("**/history*", hold)
+        await sign_in(page, TOKEN)
+        with anyio.fail_after(WAIT_MS / 1000):
+            await reached.wait()  # the stream is connected, the history not asked yet
+        await tell_many(client, 1, live)
+        await anyio.sleep(0.5)  # its event reaches the page, which holds it
+        released.set()
+        chart = page.get_by_test_id("chart")
+        await expect(chart).to_have_attribute("data-observed", "5", timeout=WAIT_MS)
+        observed = page.get_by_test_id("events").locator("li[data-kind=trial_observed]")
+        await expect(observed).to_have_count(5)
+        await anyio.sleep(1)
+        await expect(chart).to_have_attribute("data-observed", "5")
+        await expect(observed).to_have_count(5)
+    assert errors == []
+
+
 PARSE_CHUNKS = """async (chunks) => {
     const encoder = new TextEncoder();
     const body = new ReadableStream({start(controller) {
@@ -325,23 +446,25 @@ PARSE_CHUNKS = """async (chunks) => {
     return messages;
 }"""
 
-REBASE = """(held) => {
-    rebase(structuredClone(view.status), held);
+SEAM = """(events) => {
+    view.streamId = 2;  // the history shown holds the events up to id 2
+    const before = view.charts[0].points.length;
+    for (const event of events) applyEvent(event);
     const last = view.charts[0].points.at(-1);
-    return {x: last.x, cum: last.cum};
+    return {added: view.charts[0].points.length - before, x: last.x, cum: last.cum};
 }"""
 
 
-async def test_stream_parser_and_chart_baseline_rules(browser, serve):
+@pytest.mark.system
+async def test_stream_parser_and_the_seam_with_the_history(browser, serve):
     """The page's own functions, in the browser: the server-sent events parser on awkward
-    chunking, and which observations received while a baseline was fetched count again."""
+    chunking, and which events of the stream join the history shown (those with a larger id)."""
     service = await serve(AB_TEST)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
         for reward in (1.0, 0.5):
             trial = (await client.post("/ask", json={})).json()
             await client.post("/tell", json={"trial_id": trial["trial_id"], "reward": reward})
-        await client.post("/ask", json={})  # trial 2, pending
-        status = (await client.get("/status")).json()
+        history = (await client.get("/history")).json()
     page, errors = await open_page(browser, service.url)
     await sign_in(page, TOKEN)
     await expect(page.get_by_test_id("chart")).to_have_attribute("data-observed", "2", timeout=WAIT_MS)
@@ -355,11 +478,10 @@ async def test_stream_parser_and_chart_baseline_rules(browser, serve):
         {"event": "message", "data": "x", "id": None},
     ]
 
-    # a baseline taken while trial 2 was pending (trials 0 and 1 observed, 3 dispatched)
-    held = [{"event": "trial_observed", "trial": 1, "bandit": 0, "arm": 0, "reward": 1.0},  # in the baseline
-            {"event": "trial_observed", "trial": 2, "bandit": 0, "arm": 1, "reward": 0.5},  # pending then
-            {"event": "trial_observed", "trial": 3, "bandit": 0, "arm": 2, "reward": 0.25}]  # dispatched after
-    bandit = status["bandits"][0]
-    baseline = [n * m for n, m in zip(bandit["counts"], bandit["means"], strict=True)]
-    assert await page.evaluate(REBASE, held) == {"x": 4, "cum": [baseline[0], baseline[1] + 0.5, baseline[2] + 0.25]}
+    # events up to the history's stream id are in it already; the later ones are new
+    events = [{"id": 1, "event": "trial_observed", "trial": 0, "bandit": 0, "arm": 0, "reward": 1.0},
+              {"id": 2, "event": "trial_observed", "trial": 1, "bandit": 0, "arm": 1, "reward": 0.5},
+              {"id": 3, "event": "trial_observed", "trial": 2, "bandit": 0, "arm": 2, "reward": 0.25}]
+    sums = history["series"][-1]["sums"]
+    assert await page.evaluate(SEAM, events) == {"added": 1, "x": 3, "cum": [sums[0], sums[1], sums[2] + 0.25]}
     assert errors == []

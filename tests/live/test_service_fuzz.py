@@ -40,7 +40,7 @@ def test_every_operation_conforms_to_its_schema(service_app):
     schema = schemathesis.openapi.from_asgi("/openapi.json", service_app).exclude(path="/events")
     operations = [result.ok() for result in schema.get_all_operations()]  # /events streams forever
     assert {op.path for op in operations} == {"/ask", "/tell", "/abandon", "/status", "/trials/{trial_id}",
-                                              "/ask/batch", "/tell/batch", "/retire"}
+                                              "/ask/batch", "/tell/batch", "/retire", "/history"}
     for operation in operations:
 
         @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))

@@ -49,6 +49,7 @@ from armlab.orchestrator.live.types import (
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.service import Service, report_out, trial_out
 from armlab.service.body_limit import BodyLimit
+from armlab.service.history import add_history_route
 from armlab.service.host_check import LoopbackHostOnly
 from armlab.service.json_answers import JsonAnswers
 from armlab.service.request_checks import RequestChecks
@@ -71,7 +72,7 @@ from armlab.service.models import (
     tell_model,
 )
 
-__all__ = ["create_app", "experiment_app", "new_service"]
+__all__ = ["create_app", "experiment_app", "mount_dashboard", "new_service"]
 
 log = get_logger(__name__)
 
@@ -241,7 +242,8 @@ def experiment_app(service: Service, lifespan: Any = None) -> FastAPI:
         503 when ``max_subscribers`` readers are connected already."""
         return EventStreamResponse(service.hub)
 
-    _mount_dashboard(app)
+    add_history_route(app, lambda: service, dependencies=guard, responses=_ERRORS)
+    mount_dashboard(app)
     return app
 
 
@@ -265,8 +267,9 @@ class _DashboardFiles(StaticFiles):
         return response
 
 
-def _mount_dashboard(app: FastAPI) -> None:
-    """Serve the web dashboard at ``/dashboard/`` (``/`` redirects there).
+def mount_dashboard(app: FastAPI, page: str = "") -> None:
+    """Serve the web dashboard at ``/dashboard/`` (``/`` redirects there, to ``page``: the
+    experiment's page by default; ``armlab server`` names its list, ``experiments.html``).
 
     Its files hold no data, so they are served without the bearer check; the page asks for
     the token and sends it with every request for data (``/status``, ``/events``).
@@ -274,6 +277,6 @@ def _mount_dashboard(app: FastAPI) -> None:
 
     @app.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:
-        return RedirectResponse("dashboard/")
+        return RedirectResponse(f"dashboard/{page}")
 
     app.mount("/dashboard", _DashboardFiles(packages=[("armlab.service", "dashboard")], html=True), name="dashboard")

@@ -102,6 +102,11 @@ class EventHub:
             else:  # the experiment is driven from another thread than the stream's
                 subscriber.loop.call_soon_threadsafe(self._offer, subscriber, frame)
 
+    @property
+    def sequence(self) -> int:
+        """The ``id`` of the last frame sent (events are numbered only while someone reads)."""
+        return self._sequence
+
     def _offer(self, subscriber: Subscription, frame: bytes) -> None:
         try:
             subscriber.send.send_nowait(frame)

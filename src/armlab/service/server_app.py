@@ -31,6 +31,7 @@ from starlette.types import Receive, Scope, Send
 
 from armlab._version import __version__
 from armlab.log import get_logger
+from armlab.service.app import mount_dashboard
 from armlab.service.body_limit import BodyLimit
 from armlab.service.experiment_configs import ConfigProblems, problem
 from armlab.service.host_check import LoopbackHostOnly
@@ -182,4 +183,5 @@ def create_server_app(
         return Response(status_code=204)
 
     app.router.routes.append(Mount("/experiments/{name}", app=_ExperimentRoutes(experiments)))
+    mount_dashboard(app, "experiments.html")  # the list of experiments (dashboard/experiments.js)
     return app

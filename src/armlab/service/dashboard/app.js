@@ -1,5 +1,6 @@
 /*
- * armlab dashboard: a live view of one served experiment (plain JavaScript, no build step).
+ * armlab dashboard: a live view of one served experiment (plain JavaScript, no build step;
+ * shared.js comes first: the API's location, the token, helpers).
  *
  * The bearer token is asked for once and kept in this tab's sessionStorage, never in a URL;
  * every data request sends it in the Authorization header.  EventSource cannot send headers,
@@ -7,41 +8,34 @@
  * lines, a blank line ends a message, lines starting with ":" are comments).
  *
  * /status feeds the cards and the arms tables; it is fetched again after events, at most
- * every STATUS_INTERVAL_MS.  The chart of cumulative reward per arm grows with every
- * trial_observed event, on top of a baseline taken from /status each time the stream
- * (re)connects, since events from before the connection are not sent again.
+ * every STATUS_INTERVAL_MS.  Each time the stream (re)connects, /history gives the chart, the
+ * latest events and the overdue count from the experiment's start; the events that arrive
+ * while it loads are held, and those with an id above the history's stream_id (the ones it
+ * does not hold) are applied after it, so none counts twice.  The chart of cumulative reward
+ * per arm then grows with every trial_observed event.
  */
-"use strict";
-
-const TOKEN_KEY = "armlab.token";
 const STATUS_INTERVAL_MS = 250;
 const STATUS_RETRY_MS = 2000;
 const RECONNECT_FIRST_MS = 500;
 const RECONNECT_MAX_MS = 15000;
 const MAX_EVENTS_SHOWN = 200;
 const MAX_CHART_POINTS = 2000; // beyond this, every other point is dropped (the ends are kept)
+const MAX_HISTORY_POINTS = 500; // points per bandit asked of /history
 const ARM_COLORS = ["#2563eb", "#ea580c", "#059669", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#db2777",
   "#4b5563", "#65a30d"];
 const SVG_NS = "http://www.w3.org/2000/svg";
-const STATE_NAMES = {
-  running: "running", in_flight_full: "in-flight slots full", budget_spent: "budget spent",
-  stopped: "stopped", finished: "finished",
-};
-
-class Unauthorized extends Error {}
-
-const $ = (id) => document.getElementById(id);
 
 const view = {
-  token: sessionStorage.getItem(TOKEN_KEY), // null until one is given (or none is needed)
+  token: storedToken(), // null until one is given (or none is needed)
   status: null, // the last /status answer
   stream: null, // AbortController of the event stream being read
   panels: [], // per bandit: the DOM nodes to update
-  charts: [], // per bandit: {start, points: [{x, cum}]} (x: rewards observed in that bandit)
-  needBaseline: false, // the next /status answer becomes the charts' baseline
-  held: null, // trial_observed events received while a baseline is being fetched
+  charts: [], // per bandit: {points: [{x, cum}]} (x: rewards observed in that bandit, from 0)
+  held: null, // events received while /history loads (null when none is loading)
+  historyLoad: 0, // number of the latest /history load (an older one's answer is dropped)
+  streamId: Infinity, // events with an id up to this one are in the history shown (none before it)
   firstSeen: new Map(), // pending trial id -> {at: ms, exact: false when it predates the page}
-  overdue: 0, // trials failed with "timed out" since the page opened
+  overdue: 0, // trials failed with "timed out" since the experiment's start
   openedAt: Date.now(),
   shape: "", // the bandits' labels and arm names the panels were built for
   queuedEvents: [], // events not yet in the list (it is updated once per animation frame)
@@ -51,13 +45,6 @@ const view = {
 const refresh = {timer: 0, running: false, again: false, notBefore: 0};
 
 // ---- helpers -----------------------------------------------------------------------------
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
-}
 
 function svg(tag, attributes = {}) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -88,28 +75,17 @@ function armName(bandit, arm) {
   return view.status && view.status.bandits.length > 1 ? `${view.status.bandits[bandit].label}/${name}` : name;
 }
 
-/** The recommended arms of one bandit as indices ([] when there is none yet). */
-function recommended(recommendation) {
-  if (recommendation === null || recommendation === undefined) return [];
-  return Array.isArray(recommendation) ? recommendation : [recommendation];
-}
-
-function recommendationText(recommendation, names) {
-  const arms = recommended(recommendation);
-  return arms.length ? arms.map((arm) => names[arm] ?? `arm ${arm}`).join(", ") : "none yet";
-}
-
 // ---- signing in --------------------------------------------------------------------------
 
-function authHeaders() {
-  return view.token ? {Authorization: `Bearer ${view.token}`} : {};
+function fetchStatus(signal) {
+  return getJson("status", view.token, signal);
 }
 
-async function fetchStatus(signal) {
-  const response = await fetch("../status", {headers: authHeaders(), cache: "no-store", signal});
-  if (response.status === 401) throw new Unauthorized("the service rejected the token");
-  if (!response.ok) throw new Error(`/status answered ${response.status}`);
-  return response.json();
+/** Why signing in failed, in words. */
+function refusal(error) {
+  if (error instanceof Unauthorized) return "The service rejected this token.";
+  if (error instanceof Forbidden) return "This token belongs to another experiment.";
+  return `Cannot reach the service: ${error.message}`;
 }
 
 async function start() {
@@ -119,12 +95,13 @@ async function start() {
   try {
     showDashboard(await fetchStatus()); // a token from earlier in this tab, or a service without one
   } catch (error) {
-    if (error instanceof Unauthorized && view.token) {
-      sessionStorage.removeItem(TOKEN_KEY);
+    if ((error instanceof Unauthorized || error instanceof Forbidden) && view.token) {
+      storeToken(null);
       view.token = null;
-      showLogin("The stored token was rejected; enter the current one.");
+      showLogin(error instanceof Forbidden ? "The stored token belongs to another experiment; enter this one's."
+        : "The stored token was rejected; enter the current one.");
     } else {
-      showLogin(error instanceof Unauthorized ? "" : `Cannot reach the service: ${error.message}`);
+      showLogin(error instanceof Unauthorized ? "" : refusal(error));
     }
   }
 }
@@ -140,13 +117,12 @@ async function signIn(event) {
   $("login-error").textContent = "";
   try {
     const status = await fetchStatus();
-    sessionStorage.setItem(TOKEN_KEY, token);
+    storeToken(token);
     input.value = "";
     showDashboard(status);
   } catch (error) {
     view.token = null;
-    $("login-error").textContent = error instanceof Unauthorized
-      ? "The service rejected this token." : `Cannot reach the service: ${error.message}`;
+    $("login-error").textContent = refusal(error);
     input.focus();
   } finally {
     button.disabled = false;
@@ -159,7 +135,7 @@ function signOut(message) {
   clearTimeout(refresh.timer);
   refresh.timer = 0;
   refresh.again = false;
-  sessionStorage.removeItem(TOKEN_KEY);
+  storeToken(null);
   view.token = null;
   showLogin(message);
 }
@@ -195,10 +171,10 @@ async function followEvents() {
   while (!signal.aborted) {
     try {
       setConnection("connecting", "connecting");
-      const response = await fetch("../events", {
-        headers: {...authHeaders(), Accept: "text/event-stream"}, cache: "no-store", signal,
+      const response = await fetch(apiUrl("events"), {
+        headers: {...authHeaders(view.token), Accept: "text/event-stream"}, cache: "no-store", signal,
       });
-      if (response.status === 401) throw new Unauthorized("the service rejected the token");
+      if (response.status === 401 || response.status === 403) throw new Unauthorized("the service rejected the token");
       if (!response.ok || !response.body) throw new Error(`/events answered ${response.status}`);
       for await (const message of serverSentEvents(response.body)) {
         delay = RECONNECT_FIRST_MS;
@@ -261,19 +237,80 @@ function onMessage(message) {
   if (message.comment !== undefined) {
     if (message.comment === "connected") {
       setConnection("live", "live");
-      scheduleStatus({baseline: true}); // events from now on are delivered; earlier ones are in /status
+      startHistory(); // events from now on are delivered; earlier ones are in the history
     } else if (message.comment.includes("events dropped")) {
-      scheduleStatus({baseline: true}); // this reader fell behind: the chart missed observations
+      startHistory(); // this reader fell behind: the chart and the counts missed events
     }
     return;
   }
   const event = JSON.parse(message.data);
+  if (view.held) view.held.push(event);
+  else applyEvent(event);
+}
+
+/** One event of the stream, unless the history shown holds it already. */
+function applyEvent(event) {
+  if (event.id <= view.streamId) return;
   trackPending(event);
   if (event.event === "trial_observed") observe(event);
-  view.queuedEvents.push(event);
+  queueEvent(event, new Date().toLocaleTimeString([], {hour12: false}));
+  scheduleStatus();
+}
+
+function queueEvent(event, time) {
+  view.queuedEvents.push({event, time});
   if (view.queuedEvents.length > MAX_EVENTS_SHOWN) view.queuedEvents.shift();
   scheduleFrame();
+}
+
+// ---- the history: everything since the experiment's start --------------------------------
+
+/** Hold the stream's events from now on, and load the history they join (a newer load replaces an older one). */
+function startHistory() {
+  view.historyLoad += 1;
+  view.held = [];
+  loadHistory(view.historyLoad, view.stream.signal);
+}
+
+/** Fetch /history, show it, then apply the events held meanwhile that it does not hold. */
+async function loadHistory(load, signal) {
+  let history = null;
+  while (!history) {
+    try {
+      history = await getJson(`history?points=${MAX_HISTORY_POINTS}`, view.token, signal);
+    } catch (error) {
+      if (signal.aborted || load !== view.historyLoad) return;
+      if (error instanceof Unauthorized || error instanceof Forbidden) {
+        signOut("The service no longer accepts this token.");
+        return;
+      }
+      setConnection("down", "history unavailable, retrying", error.message);
+      await sleep(STATUS_RETRY_MS, signal);
+    }
+    if (signal.aborted || load !== view.historyLoad) return;
+  }
+  const held = view.held;
+  view.held = null;
+  showHistory(history);
+  for (const event of held) applyEvent(event);
+  setConnection("live", "live");
   scheduleStatus();
+}
+
+/** Replace the chart, the latest events and the overdue count with the history's. */
+function showHistory(history) {
+  view.streamId = history.stream_id;
+  view.overdue = history.outcomes.overdue;
+  $("overdue").textContent = view.overdue;
+  view.charts = history.bandits.map((bandit) => ({
+    points: bandit.series.map((point) => ({x: point.observed, cum: point.sums})),
+  }));
+  view.charts.forEach((_, b) => view.dirtyCharts.add(b));
+  view.queuedEvents = [];
+  $("events").replaceChildren();
+  for (const event of history.events) queueEvent(event, "earlier"); // counted in the history already
+  $("no-events").hidden = history.events.length > 0;
+  scheduleFrame();
 }
 
 function setConnection(kind, text, detail = "") {
@@ -286,8 +323,7 @@ function setConnection(kind, text, detail = "") {
 
 // ---- /status, throttled ------------------------------------------------------------------
 
-function scheduleStatus({baseline = false} = {}) {
-  if (baseline) view.needBaseline = true;
+function scheduleStatus() {
   if (refresh.timer) return; // the refresh already planned will see this
   if (refresh.running) {
     refresh.again = true;
@@ -301,29 +337,16 @@ async function refreshStatus() {
   if (!view.stream) return; // signed out
   refresh.running = true;
   refresh.notBefore = performance.now() + STATUS_INTERVAL_MS;
-  const asBaseline = view.needBaseline;
-  if (asBaseline) {
-    view.needBaseline = false;
-    view.held = [];
-  }
   try {
-    const status = await fetchStatus(view.stream?.signal);
-    render(status);
-    if (asBaseline) {
-      const held = view.held;
-      view.held = null; // from here on observations go to the chart directly
-      rebase(status, held);
-    }
+    render(await fetchStatus(view.stream?.signal));
   } catch (error) {
-    if (error instanceof Unauthorized) {
+    if (error instanceof Unauthorized || error instanceof Forbidden) {
       signOut("The service no longer accepts this token.");
     } else if (view.stream && !view.stream.signal.aborted) {
-      if (asBaseline) view.needBaseline = true;
       refresh.notBefore = performance.now() + STATUS_RETRY_MS;
       refresh.again = true;
     }
   } finally {
-    if (asBaseline) view.held = null;
     refresh.running = false;
     if (refresh.again && view.stream && !view.stream.signal.aborted) {
       refresh.again = false;
@@ -364,8 +387,8 @@ function render(status) {
     view.shape = shape;
     view.panels = status.bandits.map((bandit, b) => buildPanel(bandit, b, single));
     $("bandits").replaceChildren(...view.panels.map((panel) => panel.root));
-    view.charts = [];
-    view.needBaseline = true; // new panels: their charts start from the next /status
+    view.charts.forEach((_, b) => view.dirtyCharts.add(b)); // new panels: draw the charts known
+    scheduleFrame();
   }
   status.bandits.forEach((bandit, b) => updatePanel(view.panels[b], bandit));
 }
@@ -506,30 +529,9 @@ function showOldestPending() {
 
 // ---- the chart ---------------------------------------------------------------------------
 
-/** Take /status as the charts' new baseline, then apply the observations received meanwhile. */
-function rebase(status, held) {
-  status.bandits.forEach((bandit, b) => {
-    const point = {x: bandit.counts.reduce((a, n) => a + n, 0), cum: bandit.counts.map((n, i) => n * bandit.means[i])};
-    const chart = view.charts[b];
-    if (!chart || point.x < chart.points.at(-1).x) view.charts[b] = {start: point, points: [point]};
-    else chart.points.push(point);
-    view.dirtyCharts.add(b);
-  });
-  // an observation is new to the baseline if its trial was pending then, or dispatched after
-  const pendingThen = new Set(status.pending_trials);
-  for (const event of held) {
-    if (pendingThen.has(event.trial) || event.trial >= status.dispatched) observe(event);
-  }
-  scheduleFrame();
-}
-
 function observe(event) {
-  if (view.held) {
-    view.held.push(event);
-    return;
-  }
   const chart = view.charts[event.bandit];
-  if (!chart) return; // the first baseline, still to come, counts it
+  if (!chart) return;
   const last = chart.points.at(-1);
   const cum = last.cum.slice();
   cum[event.arm] += event.reward;
@@ -583,16 +585,14 @@ function drawChart(b) {
   const arms = panel.rows.length;
   for (let arm = 0; arm < arms; arm++) {
     const color = ARM_COLORS[arm % ARM_COLORS.length];
-    if (chart.start.x > 0) { // before the page connected: only the end point is known
-      nodes.push(svg("path", {class: "before", stroke: color,
-        d: `M${x(0)},${y(0)}L${x(chart.start.x)},${y(chart.start.cum[arm])}`}));
-    }
     const d = points.map((p, i) => `${i ? "L" : "M"}${x(p.x).toFixed(1)},${y(p.cum[arm]).toFixed(1)}`).join("");
     nodes.push(svg("path", {class: "line", stroke: color, d, "data-testid": "chart-line"}));
     nodes.push(svg("circle", {cx: x(last.x), cy: y(last.cum[arm]), r: 3, fill: color}));
   }
   panel.chart.replaceChildren(...nodes);
   panel.chart.dataset.observed = last.x;
+  panel.chart.dataset.from = points[0].x;
+  panel.chart.dataset.points = points.length;
   const names = view.status.bandits[b].arm_names;
   panel.chart.setAttribute("aria-label", `${panel.title}: cumulative reward after ${last.x} rewards observed: `
     + names.map((name, arm) => `${name} ${formatNumber(last.cum[arm], 2)}`).join(", "));
@@ -624,8 +624,7 @@ function describe(event) {
 function flushEvents() {
   if (!view.queuedEvents.length) return;
   const list = $("events");
-  const time = new Date().toLocaleTimeString([], {hour12: false});
-  const items = view.queuedEvents.map((event) => el("li", {class: `event kind-${event.event}`, "data-kind": event.event},
+  const items = view.queuedEvents.map(({event, time}) => el("li", {class: `event kind-${event.event}`, "data-kind": event.event},
     el("time", {}, time), el("span", {class: "kind"}, event.event.replaceAll("_", " ")),
     el("span", {class: "what"}, describe(event))));
   view.queuedEvents = [];
