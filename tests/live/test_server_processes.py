@@ -117,3 +117,40 @@ async def test_three_experiments_survive_kill_9_with_every_acknowledged_tell(tmp
                 assert results[trial_id] == reward, (name, trial_id)
     finally:
         opened.close()
+
+
+@pytest.mark.timeout(180)
+async def test_the_python_clients_and_the_experiments_command_drive_a_real_server(tmp_path):
+    """AdminClient creates and stops, Client(url, experiment=NAME) asks and tells with the
+    experiment's own token, and `armlab experiments list` shows the result."""
+    from armlab.client import AdminClient, Client, ForbiddenError
+
+    storage = f"sqlite:///{tmp_path / 'armlab.sqlite'}"
+    server = await RunningServer(storage, tmp_path / "server.log").started()
+    try:
+        def drive() -> tuple[int, list[str]]:
+            with AdminClient(server.url, token=ADMIN) as admin:
+                created = admin.create_experiment("checkout", EXAMPLES / "ab_service.toml")
+                other = admin.create_experiment("pricing", EXAMPLES / "ab_service.toml")
+                with Client(server.url, token=created.token, experiment="checkout") as client:
+                    for _ in range(6):
+                        trial = client.ask()
+                        assert client.tell(trial.trial_id, float(trial.arm == 0)).status == "accepted"
+                    trials = client.status().trials
+                with Client(server.url, token=other.token, experiment="checkout") as wrong, \
+                        pytest.raises(ForbiddenError):
+                    wrong.status()
+                admin.stop_experiment("checkout")
+                return trials, [e.name for e in admin.list_experiments()]
+
+        trials, names = await anyio.to_thread.run_sync(drive)
+        assert trials == 6 and names == ["checkout", "pricing"]
+        listed = await anyio.run_process(
+            [sys.executable, "-c", "from armlab.cli import main; main()", "experiments", "list", server.url],
+            env={**os.environ, "ARMLAB_ADMIN_TOKEN": ADMIN}, check=False)
+        out = listed.stdout.decode()
+        assert listed.returncode == 0, listed.stderr.decode()
+        assert "checkout" in out and "stopped" in out and "pricing" in out
+    finally:
+        if server.process.poll() is None:
+            assert server.stop() == 0
