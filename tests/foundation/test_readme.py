@@ -12,7 +12,9 @@ the README's own `source .venv/bin/activate`.  The exceptions, each written out 
   and the test command is this suite; the main command's `.venv/bin/armlab run ...` runs as is;
 - a run of a config in `LONG_RUNS` (each far over a minute) gets `--replicas` reduced;
 - `armlab serve` runs until stopped, so it is started, probed over HTTP with the token of its
-  command line, and stopped with SIGTERM, which must end it with status 0.
+  command line, and stopped with SIGTERM, which must end it with status 0;
+- `armlab server` too: the lines after it in its block (`armlab experiments ...`) run while it
+  runs, then it is stopped the same way.
 
 ```text blocks (the Ctrl-C and resume of a long run) are not commands.  Python blocks run in
 this process; one that talks to a served experiment runs against a real `armlab serve`.
@@ -80,10 +82,25 @@ def setup_commands() -> list[str]:
     return [line.strip() for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
 
 
+def _commands(block: str) -> list[str]:
+    return [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def server_walk() -> tuple[str, list[str]]:
+    """The README's `armlab server` line and the lines after it in its block, which talk to it."""
+    for block in fenced("bash"):
+        lines = _commands(block)
+        for at, line in enumerate(lines):
+            if split_env(line)[1][1:2] == ["server"]:
+                return line, lines[at + 1:]
+    raise AssertionError("README.md must keep its `armlab server` walk-through")
+
+
 def shell_commands() -> list[str]:
-    setup = set(setup_commands())
-    lines = [line.strip() for block in fenced("bash") for line in block.splitlines()]
-    return [line for line in lines if line and not line.startswith("#") and line not in setup]
+    """Every command line of the README's bash blocks but the set-up commands and the lines
+    that talk to `armlab server` (run by its walk-through, while it runs)."""
+    skip = set(setup_commands()) | set(server_walk()[1])
+    return [line for block in fenced("bash") for line in _commands(block) if line not in skip]
 
 
 def split_env(line: str) -> tuple[dict[str, str], list[str]]:
@@ -260,16 +277,12 @@ def _get_json(url: str, token: str | None) -> dict:
         return json.load(response)
 
 
-def _serve(clone: Clone, line: str) -> None:
-    """Start the README's `armlab serve` line, probe it, stop it with SIGTERM, check its exit.
+def _start(clone: Clone, line: str) -> tuple[subprocess.Popen[str], str, str, Path]:
+    """Start a README line that runs until stopped (`armlab serve`, `armlab server`): the shell,
+    the line as run, its banner, its stderr log.
 
     Port 8000 (the line's default) in use by something else is the one thing retried, on a
     free port (`--port 0`): the line itself is otherwise run as written."""
-    env, argv = split_env(line)
-    token = env.get("ARMLAB_TOKEN")
-    assert token, f"{line!r}: the README's serve commands carry their token"
-    config = next(arg for arg in argv if arg.endswith(".toml"))
-    name = tomllib.loads((clone.root / config).read_text(encoding="utf-8"))["name"]
     for attempt in (line, f"{line} --port 0"):
         # bash forwards SIGTERM to the service and exits with the service's status
         script = f"{ACTIVATE} || exit 1\n{attempt} &\ntrap 'kill -TERM $!' TERM\nwait $!\nwait $!\n"
@@ -288,6 +301,29 @@ def _serve(clone: Clone, line: str) -> None:
         if banner or "cannot listen on" not in log.read_text() or attempt != line:
             break
         shell.communicate()
+    return shell, attempt, banner, log
+
+
+def _stop(shell: subprocess.Popen[str], line: str, banner: str, log: Path) -> str:
+    """Stop a started service with SIGTERM; it must end with status 0.  Its standard output."""
+    shell.send_signal(signal.SIGTERM)
+    try:
+        out, _ = shell.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(shell.pid, signal.SIGKILL)
+        out, _ = shell.communicate()
+    assert shell.returncode == 0, _fail(line, shell.returncode, banner + out, log.read_text())
+    return out
+
+
+def _serve(clone: Clone, line: str) -> None:
+    """Start the README's `armlab serve` line, probe it, stop it with SIGTERM, check its exit."""
+    env, argv = split_env(line)
+    token = env.get("ARMLAB_TOKEN")
+    assert token, f"{line!r}: the README's serve commands carry their token"
+    config = next(arg for arg in argv if arg.endswith(".toml"))
+    name = tomllib.loads((clone.root / config).read_text(encoding="utf-8"))["name"]
+    shell, attempt, banner, log = _start(clone, line)
     try:
         assert "serving" in banner, _fail(attempt, shell.poll(), banner, log.read_text())
         url = "http://" + banner.split("http://")[1].split()[0]
@@ -299,16 +335,27 @@ def _serve(clone: Clone, line: str) -> None:
         assert refused.value.code == 401  # the token is required
         assert "/status" in _get_json(f"{url}/openapi.json", None)["paths"]
     finally:
-        shell.send_signal(signal.SIGTERM)
-        try:
-            out, _ = shell.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(shell.pid, signal.SIGKILL)
-            out, _ = shell.communicate()
-    assert shell.returncode == 0, _fail(attempt, shell.returncode, banner + out, log.read_text())
+        out = _stop(shell, attempt, banner, log)
     final = out.strip().splitlines()[-1]  # the experiment's final state, printed after a graceful stop
     assert "dispatched" in final and "recommendation" in final, out
     assert (clone.root / option(argv, "--journal")).is_file()  # type: ignore[operator]
+
+
+def _server(clone: Clone, line: str, after: list[str]) -> None:
+    """Start the README's `armlab server` line, run the lines after it in its block against it
+    (the URL's port changed only when 8000 was taken), and stop it with SIGTERM."""
+    shell, attempt, banner, log = _start(clone, line)
+    try:
+        assert "server on" in banner, _fail(attempt, shell.poll(), banner, log.read_text())
+        port = banner.split("http://")[1].split()[0].rsplit(":", 1)[1]
+        outputs = [clone.bash(command.replace("127.0.0.1:8000", f"127.0.0.1:{port}")).stdout for command in after]
+    finally:
+        _stop(shell, attempt, banner, log)
+    created = [out for command, out in zip(after, outputs, strict=True) if " experiments create " in command]
+    assert created and all("token" in out and "not be shown again" in out for out in created), outputs
+    listed = [out for command, out in zip(after, outputs, strict=True) if " experiments list " in command]
+    names = [split_env(command)[1][4] for command in after if " experiments create " in command]
+    assert listed and all(name in listed[-1] for name in names), outputs
 
 
 def _check_outputs(clone: Clone, line: str, result: subprocess.CompletedProcess[str]) -> None:
@@ -393,6 +440,9 @@ def test_readme_shell_command(line, clone):
     argv = split_env(line)[1]
     if argv[1] == "serve":
         _serve(clone, line)
+        return
+    if argv[1] == "server":
+        _server(clone, line, server_walk()[1])
         return
     if argv[1] == "run" and argv[2] in LONG_RUNS:
         line = f"{line} --replicas {REDUCED_REPLICAS}"
