@@ -140,7 +140,7 @@ def new_simulation(
     replicas: np.ndarray,
 ) -> Simulation:
     """The simulation of policy ``spec`` of ``plan`` on ``replicas``, before its first step
-    (the scheduler's cost probe steps one a little way, :mod:`armlab.orchestrator.montecarlo.scale.task_costs`)."""
+    (a cost probe steps one a little way, :mod:`armlab.orchestrator.montecarlo.probe`)."""
     return Simulation(
         policy_factory=spec.create,
         sources=sources,
