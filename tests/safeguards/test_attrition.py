@@ -51,6 +51,18 @@ def test_a_clear_difference_is_flagged_and_stays_flagged():
     assert monitor.flagged[0]
 
 
+def test_closing_one_trial_by_ints_gives_the_array_paths_numbers():
+    rng = np.random.default_rng(7)
+    by_arrays, one_by_one = AttritionMonitor(1, 3), AttritionMonitor(1, 3)
+    for arm, outcome in zip(rng.integers(0, 3, 300), rng.choice([REPORTED, FAILED, ABANDONED], 300, p=[0.8, 0.1, 0.1])):
+        by_arrays.dispatch(ONE, np.array([arm]))
+        by_arrays.close(ONE, np.array([arm]), np.array([outcome]))
+        one_by_one.dispatch(0, int(arm))
+        one_by_one.close(0, int(arm), int(outcome))
+    assert one_by_one.summary() == by_arrays.summary()
+    assert one_by_one.max_log_e == pytest.approx(by_arrays.max_log_e, rel=1e-12)
+
+
 def test_bad_alpha_is_refused_with_the_fix():
     with pytest.raises(ValueError, match="alpha = 0 must lie strictly between 0 and 1"):
         AttritionMonitor(1, 2, alpha=0)

@@ -150,3 +150,17 @@ def test_looking_after_every_observation(adaptive):
     fixed, anytime = peeking_rates(500, 2000, seed=32, adaptive=adaptive)
     assert fixed > 0.20  # far more than 5 %: the fixed-sample interval is misread under peeking
     assert anytime <= 0.05 + SLACK
+
+
+@pytest.mark.parametrize("make", [lambda: BoundedSequences(1, 4, 0.05, (-1.0, 3.0)),
+                                  lambda: SubGaussianSequences(1, 4, 0.05, scale=1.5)], ids=["bounded", "sub-gaussian"])
+def test_the_one_value_path_gives_the_array_paths_numbers(make):
+    rng = np.random.default_rng(6)
+    arms, values = rng.integers(0, 4, 400), rng.uniform(-1.0, 3.0, 400)
+    by_arrays, one_by_one = make(), make()
+    for arm, value in zip(arms, values):
+        by_arrays.observe(ONE, np.array([arm]), np.array([value]))
+        one_by_one.observe_one(int(arm), float(value))
+    assert one_by_one.low == pytest.approx(by_arrays.low, rel=1e-12)
+    assert one_by_one.high == pytest.approx(by_arrays.high, rel=1e-12)
+    assert one_by_one.counts.tolist() == by_arrays.counts.tolist()

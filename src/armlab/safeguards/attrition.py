@@ -54,21 +54,21 @@ class AttritionMonitor:
         self.arm_terms = np.zeros((replicas, n_arms))  # log B(s+1/2, f+1/2) - log B(1/2, 1/2)
         self.max_log_e = np.zeros(replicas)
 
-    def dispatch(self, rows: np.ndarray, arms: np.ndarray) -> None:
-        """Count trials started (one per row; ``rows`` unique)."""
+    def dispatch(self, rows: np.ndarray | int, arms: np.ndarray | int) -> None:
+        """Count trials started (one per row; ``rows`` unique, or ints for one trial)."""
         self.dispatched[rows, arms] += 1
 
-    def close(self, rows: np.ndarray, arms: np.ndarray, outcomes: np.ndarray) -> None:
+    def close(self, rows: np.ndarray | int, arms: np.ndarray | int, outcomes: np.ndarray | int) -> None:
         """Count trials closed as ``REPORTED``, ``FAILED`` or ``ABANDONED`` and update the
-        test: O(K) per trial (only the closing arm's term is recomputed)."""
-        rows, arms = np.asarray(rows), np.asarray(arms)
+        test: O(K) per trial (only the closing arm's term is recomputed).  Ints close one
+        trial (the live experiment's path: scalar indexing, a few microseconds)."""
         self.closed[rows, arms, outcomes] += 1
         back = self.closed[rows, arms, REPORTED]
         lost = self.closed[rows, arms, FAILED] + self.closed[rows, arms, ABANDONED]
         self.arm_terms[rows, arms] = betaln(back + 0.5, lost + 0.5) - _PRIOR
         self.max_log_e[rows] = np.maximum(self.max_log_e[rows], self.log_e(rows))
 
-    def log_e(self, rows: np.ndarray | None = None) -> np.ndarray:
+    def log_e(self, rows: np.ndarray | int | None = None) -> np.ndarray:
         """The current log e-value of each replica (``rows``; default all)."""
         rows = slice(None) if rows is None else rows
         back = self.closed[rows, :, REPORTED].sum(axis=-1)

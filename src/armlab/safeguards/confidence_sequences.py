@@ -32,8 +32,8 @@ floats per arm, and replaying the same observations in the same order gives the 
   observations).
 
 Both keep the running intersection ``C_1 ∩ ... ∩ C_t`` (valid because the guarantee is
-simultaneous over times) clipped to the declared range, so no interval of 0/1 rewards goes
-below 0.  Adaptive sampling: each arm's sequence is a supermartingale argument over *that
+simultaneous over times), started from the declared range, so no interval of 0/1 rewards
+goes below 0.  Adaptive sampling: each arm's sequence is a supermartingale argument over *that
 arm's* observations; a policy that chooses the arm from past data only decides *when* the
 next term arrives, which Ville's inequality allows (optional skipping), so the guarantee holds
 under any policy, provided the reward of a trial does not depend on the choices.
@@ -86,13 +86,20 @@ class _Sequences:
 
     def observe(self, rows: np.ndarray, arms: np.ndarray, values: np.ndarray) -> None:
         """Fold one value per row into arm ``arms[i]`` of replica ``rows[i]`` (unique rows)."""
-        rows, arms = np.asarray(rows), np.asarray(arms)
-        values = np.asarray(values, dtype=np.float64)
-        at = (rows, arms)
+        self._update((np.asarray(rows), np.asarray(arms)), np.asarray(values, dtype=np.float64))
+
+    def observe_one(self, arm: int, value: float, replica: int = 0) -> None:
+        """Fold one value into one arm: the live experiment's path, the same arithmetic on
+        scalars (a few microseconds instead of the tens that fancy indexing costs)."""
+        self._update((replica, arm), np.float64(value))
+
+    def _update(self, at, values) -> None:
         self.counts[at] += 1
         low, high = self._fold(at, self.counts[at], values)
-        self.low[at] = np.clip(np.maximum(self.low[at], low), self.range_low, self.range_high)
-        self.high[at] = np.clip(np.minimum(self.high[at], high), self.range_low, self.range_high)
+        # the intersection starts at the declared range, so it never leaves it (and a bounded
+        # sequence's center, an average of values in the range, keeps low <= b and high >= a)
+        self.low[at] = np.maximum(self.low[at], low)
+        self.high[at] = np.minimum(self.high[at], high)
 
     def _fold(self, at: tuple[np.ndarray, np.ndarray], n: np.ndarray, values: np.ndarray):
         raise NotImplementedError
@@ -140,11 +147,10 @@ class BoundedSequences(_Sequences):
 class SubGaussianSequences(_Sequences):
     """Normal-mixture confidence sequences of means of ``scale``-sub-Gaussian values."""
 
-    def __init__(self, replicas: int, n_arms: int, delta: float, scale: float,
-                 value_range: tuple[float, float] = (-math.inf, math.inf)) -> None:
+    def __init__(self, replicas: int, n_arms: int, delta: float, scale: float) -> None:
         if not (math.isfinite(scale) and scale > 0):
             raise ValueError(f"scale = {scale} must be a positive number (the values' sub-Gaussian sigma)")
-        super().__init__(replicas, n_arms, delta, *value_range)
+        super().__init__(replicas, n_arms, delta, -math.inf, math.inf)
         self.scale = float(scale)
         level = 2.0 * math.log(1.0 / self.alpha)
         self.rho = scale**2 * TIGHT_AT / (level + math.log1p(level))
