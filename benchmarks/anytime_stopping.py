@@ -53,7 +53,7 @@ def main() -> None:
         lucb = summarize(sim.stopped_at, sim.policies[0].recommend(sim.stats[0]), best)
         ratio = anytime["mean_stopping_time"] / lucb["mean_stopping_time"]
         results["problems"][name] = {"means": means, "anytime": anytime, "lucb1": lucb, "mean_time_ratio": ratio}
-        print(f"{name}: anytime {anytime}\n{' ' * len(name)}  lucb1   {lucb}\n  mean stopping time anytime / lucb1 = {ratio:.3f}")
+        print(f"{name}: anytime {anytime}\n  lucb1 {lucb}\n  mean stopping time anytime / lucb1 = {ratio:.3f}")
     out = Path(__file__).parent / "results" / "anytime_stopping.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")

@@ -32,7 +32,8 @@ def prpl_eb_from_definitions(x, alpha):
     low, high, out = 0.0, 1.0, []
     for t in range(1, len(x) + 1):
         mu = [(0.5 + sum(x[:i])) / (i + 1) for i in range(t + 1)]  # mu_hat_0 .. mu_hat_t
-        var = [(0.25 + sum((x[j] - mu[j + 1]) ** 2 for j in range(i))) / (i + 1) for i in range(t)]
+        var = [(0.25 + sum((x[j] - mu[j + 1]) ** 2 for j in range(i))) / (i + 1)
+               for i in range(t)]
         lam = [min(math.sqrt(2 * math.log(2 / alpha) / (var[i - 1] * i * math.log(1 + i))), 0.5)
                for i in range(1, t + 1)]
         psi = [(-math.log(1 - lm) - lm) / 4 for lm in lam]
@@ -45,7 +46,8 @@ def prpl_eb_from_definitions(x, alpha):
 
 
 def test_first_step_by_hand():
-    # alpha = 0.05 / 2 arms; t = 1: mu_hat_0 = 1/2, var_hat_0 = 1/4, lambda_1 = min(sqrt(2 ln 80 / (1/4 ln 2)), 1/2) = 1/2
+    # alpha = 0.05 / 2 arms; t = 1: mu_hat_0 = 1/2, var_hat_0 = 1/4,
+    # lambda_1 = min(sqrt(2 ln 80 / (1/4 ln 2)), 1/2) = 1/2
     seq = BoundedSequences(1, 2, 0.05, (0.0, 1.0))
     feed(seq, [1.0])
     assert seq.sum_bet[0, 0] == 0.5

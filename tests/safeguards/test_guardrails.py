@@ -20,6 +20,11 @@ def test_the_rule_and_its_evidence_by_hand():
     assert monitor.breached().tolist() == [[True, False, False]]
     assert monitor.evidence(0) == {"metric": "latency_ms", "max": 300, "delta": 0.05,
                                    "interval": [310.0, 400.0], "n": 10}
+    fed = GuardrailMonitor(GuardrailConfig(metric="latency_ms", max=300, range=(0, 1000)), 1, 2)
+    for _ in range(200):
+        fed.observe_one(0, 390.0)
+        fed.observe_one(1, 290.0)
+    assert fed.breached().tolist() == [[True, False]] and fed.evidence(0)["n"] == 200
     floor = GuardrailMonitor(GuardrailConfig(metric="conversion", min=0.1, scale=0.5), 1, 3)
     floor.sequences.counts[0] = [5, 5, 5]
     floor.sequences.low[0], floor.sequences.high[0] = [0.0, 0.05, 0.2], [0.09, 0.2, 0.3]

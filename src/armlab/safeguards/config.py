@@ -46,7 +46,9 @@ class GuardrailConfig(_Strict):
         if self.range is not None:
             low, high = self.range
             if not low < high:
-                raise ValueError(f"guardrail {self.metric!r}: range = {list(self.range)} needs low < high, e.g. [0, 1000]")
+                raise ValueError(
+                    f"guardrail {self.metric!r}: range = {list(self.range)} needs low < high, e.g. [0, 1000]"
+                )
             if not low <= self.bound <= high:
                 raise ValueError(
                     f"guardrail {self.metric!r}: the bound {self.bound} lies outside range = {list(self.range)}; "

@@ -34,6 +34,10 @@ class GuardrailMonitor:
         """Fold one metric value per row (``rows`` unique), O(1) each."""
         self.sequences.observe(rows, arms, values)
 
+    def observe_one(self, arm: int, value: float, replica: int = 0) -> None:
+        """Fold one metric value of one arm (the live experiment's path)."""
+        self.sequences.observe_one(arm, value, replica)
+
     def breached(self) -> np.ndarray:
         """``(R, K)``: arms whose sequence lies wholly beyond the bound."""
         seq, bound = self.sequences, self.config.bound

@@ -18,7 +18,9 @@ import numpy as np
 __all__ = ["should_stop"]
 
 
-def should_stop(low: np.ndarray, high: np.ndarray, means: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def should_stop(
+    low: np.ndarray, high: np.ndarray, means: np.ndarray, active: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Per replica: ``(stop, recommended arm)`` from ``(R, K)`` arrays of the sequences'
     bounds, the observed means and the active-arm mask.
 
