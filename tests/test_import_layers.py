@@ -18,6 +18,9 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 #: What the plugins may not import: the layers that build on them.
 ABOVE_PLUGINS = ("armlab.orchestrator", "armlab.adapters", "armlab.plan", "armlab.service")
 
+#: What the safeguards' statistics may not import: they are called by the live experiment.
+ABOVE_SAFEGUARDS = (*ABOVE_PLUGINS, "armlab.cli", "armlab.client", "armlab.plugins")
+
 
 def _module_files() -> dict[str, Path]:
     """Every module of the ``armlab`` package by dotted name."""
@@ -137,6 +140,17 @@ def test_plugins_import_nothing_from_the_layers_above_them():
         if module == "armlab.plugins" or module.startswith("armlab.plugins.")
         for target in targets
         if any(target == layer or target.startswith(layer + ".") for layer in ABOVE_PLUGINS)
+    )
+    assert offending == []
+
+
+def test_safeguards_import_nothing_from_the_layers_that_call_them():
+    offending = sorted(
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        if module == "armlab.safeguards" or module.startswith("armlab.safeguards.")
+        for target in targets
+        if any(target == layer or target.startswith(layer + ".") for layer in ABOVE_SAFEGUARDS)
     )
     assert offending == []
 
