@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from service_throughput import TOKEN, cpu_seconds, drive_pairs, serve_argv, start
+from service_throughput import TOKEN, cpu_seconds, drive_pairs, profiled, serve_argv, start
 
 HERE = Path(__file__).resolve()
 RESULTS = HERE.parent / "results" / "events_fanout.json"
@@ -105,12 +105,6 @@ def server_memory_mib(pid: int) -> dict[str, float]:
     """The server's resident memory now and at its peak, MiB."""
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
     return {"rss_mib": int(fields["VmRSS"].split()[0]) / 1024, "peak_rss_mib": int(fields["VmHWM"].split()[0]) / 1024}
-
-
-def profiled(argv: list[str], path: str) -> list[str]:
-    """``argv`` (an ``armlab serve`` command) run under cProfile, statistics to ``path``."""
-    return [argv[0], "-c", f"import cProfile; from armlab.cli import main; cProfile.run('main()', {path!r})",
-            *argv[3:]]
 
 
 def measure_once(args: argparse.Namespace, mode: str, count: int, profile: str | None) -> dict:

@@ -74,16 +74,21 @@ def bare_server() -> None:
 
 
 class Connection:
-    """One keep-alive HTTP/1.1 connection: POST JSON, read the JSON answer."""
+    """One keep-alive HTTP/1.1 connection: POST JSON, read the JSON answer.
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    ``prefix`` is put before every path (``/experiments/NAME`` on ``armlab server``) and
+    ``token`` is sent as the bearer token."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str = TOKEN,
+                 prefix: str = "") -> None:
         self.reader, self.writer = reader, writer
+        self.head = f"Host: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        self.prefix = prefix
 
     async def post(self, path: str, body: dict) -> tuple[int, dict]:
         data = json.dumps(body).encode()
         self.writer.write(
-            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data
+            f"POST {self.prefix}{path} HTTP/1.1\r\n{self.head}Content-Length: {len(data)}\r\n\r\n".encode() + data
         )
         head = await self.reader.readuntil(b"\r\n\r\n")
         status = int(head[9:12])
@@ -94,14 +99,22 @@ class Connection:
         return status, json.loads(await self.reader.readexactly(length))
 
 
-async def connect(port: int, clients: int) -> list[Connection]:
-    return [Connection(*await asyncio.open_connection("127.0.0.1", port)) for _ in range(clients)]
+#: Where the clients send their requests: ``(path prefix, bearer token)`` of one experiment.
+Target = tuple[str, str]
+SERVE: list[Target] = [("", TOKEN)]  # the one experiment of ``armlab serve`` (and the bare app)
 
 
-async def drive_pairs(port: int, clients: int, pairs: int) -> int:
-    """ask + tell until ``pairs`` pairs are done; returns the pairs done."""
+async def connect(port: int, clients: int, targets: list[Target] = SERVE) -> list[Connection]:
+    """``clients`` connections to each of ``targets``."""
+    return [Connection(*await asyncio.open_connection("127.0.0.1", port), token, prefix)
+            for prefix, token in targets for _ in range(clients)]
+
+
+async def drive_pairs(port: int, clients: int, pairs: int, targets: list[Target] = SERVE) -> int:
+    """ask + tell (``clients`` connections per target) until ``pairs`` pairs are done in all;
+    returns the pairs done."""
     done = 0
-    connections = await connect(port, clients)
+    connections = await connect(port, clients, targets)
 
     async def worker(conn: Connection) -> None:
         nonlocal done
@@ -121,10 +134,10 @@ async def drive_pairs(port: int, clients: int, pairs: int) -> int:
     return done
 
 
-async def drive_batches(port: int, clients: int, batch: int, batches: int) -> int:
+async def drive_batches(port: int, clients: int, batch: int, batches: int, targets: list[Target] = SERVE) -> int:
     """/ask/batch + /tell/batch of ``batch`` trials; returns the trials done."""
     done, started = 0, 0
-    connections = await connect(port, clients)
+    connections = await connect(port, clients, targets)
 
     async def worker(conn: Connection) -> None:
         nonlocal done, started
@@ -150,32 +163,56 @@ def cpu_seconds(pid: int) -> float:
 
 
 def start(argv: list[str]) -> tuple[subprocess.Popen, int]:
-    server = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env={**os.environ, "ARMLAB_TOKEN": TOKEN})
+    """Start a server child (``ARMLAB_TOKEN`` and ``ARMLAB_ADMIN_TOKEN`` set to :data:`TOKEN`);
+    returns it and the port of its banner."""
+    server = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "ARMLAB_TOKEN": TOKEN, "ARMLAB_ADMIN_TOKEN": TOKEN})
     assert server.stdout is not None
     banner = server.stdout.readline()
     return server, int(banner.split("http://127.0.0.1:")[1].split()[0].rstrip(")"))
 
 
-def serve_argv(directory: Path, budget: int, in_flight: int, *options: str) -> list[str]:
-    """The ``armlab serve`` command of a fresh journal in ``directory`` (UCB1 on 4 arms, any port)."""
-    config = directory / "service.toml"
-    config.write_text(
+def bench_config(budget: int, in_flight: int) -> str:
+    """The benchmark's experiment (UCB1 on 4 arms, ``external`` trials) as TOML text."""
+    return (
         f'name = "bench"\nseed = 1\n[problem]\nobjective = "best-arm"\nbudget = {budget}\n'
         '[source]\nplugin = "external"\narms = 4\nreward_min = 0\nreward_max = 1\n'
         f'[feedback]\nin_flight = {in_flight}\n[[policies]]\nplugin = "ucb1"\n'
     )
-    return [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "serve", str(config),
-            "--journal", str(directory / "j.sqlite"), "--port", "0", "--log", os.devnull, *options]
 
 
-def measure(argv: list[str], drive) -> dict[str, float]:
+def armlab_argv(*arguments: str) -> list[str]:
+    """An ``armlab`` command (no plugins, any port, no log) run by this interpreter."""
+    return [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", *arguments,
+            "--port", "0", "--log", os.devnull]
+
+
+def profiled(argv: list[str], path: str) -> list[str]:
+    """``argv`` (an :func:`armlab_argv` command) run under cProfile, statistics to ``path``."""
+    return [argv[0], "-c", f"import cProfile; from armlab.cli import main; cProfile.run('main()', {path!r})",
+            *argv[3:]]
+
+
+def serve_argv(directory: Path, budget: int, in_flight: int, *options: str) -> list[str]:
+    """The ``armlab serve`` command of a fresh journal in ``directory`` (UCB1 on 4 arms, any port)."""
+    config = directory / "service.toml"
+    config.write_text(bench_config(budget, in_flight))
+    return armlab_argv("serve", str(config), "--journal", str(directory / "j.sqlite"), *options)
+
+
+def measure(argv: list[str], drive, prepare=None) -> dict[str, float]:
+    """Start the server ``argv``, await ``prepare(port)`` if given (untimed), then time
+    ``drive(port)`` (``drive(port, prepared)`` with what ``prepare`` returned)."""
     server, port = start(argv)
     try:
+        prepared = () if prepare is None else (asyncio.run(prepare(port)),)
         wall, cpu, server_cpu = time.perf_counter(), time.process_time(), cpu_seconds(server.pid)
-        count = asyncio.run(drive(port))
+        count = asyncio.run(drive(port, *prepared))
         wall = time.perf_counter() - wall
-        return {"count": count, "per_second": count / wall, "server_cpu_seconds": cpu_seconds(server.pid) - server_cpu,
-                "client_cpu_seconds": time.process_time() - cpu, "wall_seconds": wall}
+        server_cpu, cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - cpu
+        return {"count": count, "per_second": count / wall, "server_cpu_seconds": server_cpu,
+                "client_cpu_seconds": cpu, "wall_seconds": wall,
+                "server_cpu_ms_per_1000": 1e6 * server_cpu / count, "client_cpu_ms_per_1000": 1e6 * cpu / count}
     finally:
         server.terminate()
         server.communicate(timeout=60)

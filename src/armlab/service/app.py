@@ -51,6 +51,7 @@ from armlab.service.service import Service, report_out, trial_out
 from armlab.service.body_limit import BodyLimit
 from armlab.service.history import add_history_route
 from armlab.service.host_check import LoopbackHostOnly
+from armlab.service.hot_routes import HotRoutes
 from armlab.service.json_answers import JsonAnswers
 from armlab.service.request_checks import RequestChecks
 from armlab.service.event_stream import EventStreamResponse
@@ -186,6 +187,7 @@ def experiment_app(service: Service, lifespan: Any = None) -> FastAPI:
     TellBody = tell_model(session.experiment.problem.reward_range)  # noqa: N806 - a model class
     experiment = service.experiment
     _install_error_handlers(app, service)
+    app.add_middleware(HotRoutes, service=service, handlers=app.exception_handlers)  # the innermost: valid asks and tells
 
     @app.post("/ask", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
     async def ask(body: AskIn) -> TrialOut:

@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from armlab.service.models import ErrorOut
 
-__all__ = ["BodyLimit"]
+__all__ = ["BodyLimit", "replay"]
 
 
 class BodyLimit:
@@ -37,7 +37,7 @@ class BodyLimit:
         while True:
             message = await receive()
             if message["type"] != "http.request":  # the client left
-                await self.app(scope, _replay([message], receive), send)
+                await self.app(scope, replay([message], receive), send)
                 return
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
@@ -47,7 +47,7 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-        await self.app(scope, _replay([whole], receive), send)
+        await self.app(scope, replay([whole], receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         detail = (f"request body larger than {self.max_bytes} bytes: send a smaller body "
@@ -55,7 +55,7 @@ class BodyLimit:
         await JSONResponse(ErrorOut(detail=detail).model_dump(), status_code=413)(scope, receive, send)
 
 
-def _replay(messages: list[Message], receive: Receive) -> Receive:
+def replay(messages: list[Message], receive: Receive) -> Receive:
     """A ``receive`` that returns ``messages`` first, then whatever ``receive`` returns."""
     pending = list(messages)
 

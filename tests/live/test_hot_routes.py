@@ -1,0 +1,73 @@
+"""POST /ask and /tell answered by HotRoutes: the same answers as the app's own routes, byte for byte."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+import httpx
+import pytest
+
+from armlab.orchestrator.live.session import LiveSession
+from armlab.service.app import create_app
+from armlab.service.hot_routes import HotRoutes
+
+TOKEN = "h" * 32
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+#: (path, body) in order: valid asks and tells, and every kind of refusal of the two routes.
+REQUESTS = [
+    ("/ask", {}), ("/ask", {"key": "k1"}), ("/ask", {"key": "k1"}), ("/tell", {"trial_id": 0, "reward": 1.0}),
+    ("/tell", {"trial_id": 0, "reward": 1.0}), ("/tell", {"trial_id": 0, "reward": 0.0}),
+    ("/tell", {"trial_id": 99, "reward": 1.0}), ("/tell", {"trial_id": 1, "reward": 7.0}),
+    ("/tell", {"trial_id": 1, "reward": "1"}), ("/tell", {"trial_id": 1}), ("/tell", [1, 2]),
+    ("/ask", {"wait": -1}), ("/ask", {"extra": 1}), ("/ask", {}), ("/ask", {}), ("/ask", {}),
+    ("/tell", {"trial_id": 1, "reward": -0.0}),
+]
+SHOWN_HEADERS = ("content-type", "content-length", "retry-after", "x-content-type-options", "cache-control")
+
+
+async def answers(journal, config, registry) -> list[tuple[int, dict, bytes]]:
+    """Status, headers and body of each request, served from a fresh ``journal``."""
+    session = LiveSession.open(journal=journal, config=config, registry=registry)
+    app = create_app(session, token=TOKEN)
+    out = []
+    with closing(session):
+        async with app.router.lifespan_context(app), httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://armlab.test", headers=AUTH) as client:
+            for path, body in REQUESTS + [("/ask", b"{not json")]:
+                if isinstance(body, bytes):
+                    response = await client.post(path, content=body, headers={"Content-Type": "application/json"})
+                else:
+                    response = await client.post(path, json=body)
+                out.append((response.status_code, {k: response.headers.get(k) for k in SHOWN_HEADERS},
+                            response.content))
+    return out
+
+
+async def test_hot_routes_answer_as_the_apps_own_routes(live, registry, tmp_path, monkeypatch):
+    config = live.config(feedback={"in_flight": 3})
+    reached: list[str] = []
+    original = HotRoutes.__init__
+
+    def counting(self, app, **kw):  # count what goes on to FastAPI's routes
+        async def counted(scope, receive, send):
+            if scope["type"] == "http":
+                reached.append(scope["path"])
+            await app(scope, receive, send)
+        original(self, counted, **kw)
+
+    monkeypatch.setattr(HotRoutes, "__init__", counting)
+    hot = await answers(tmp_path / "hot.sqlite", config, registry)
+    # valid asks, tells and the service's refusals never reach FastAPI; the models' refusals do
+    assert reached == ["/tell", "/tell", "/tell", "/tell", "/ask", "/ask", "/ask"], reached
+
+    async def passing(self, scope, receive, send):  # HotRoutes answering nothing: the app's own routes
+        await self.app(scope, receive, send)
+
+    monkeypatch.setattr(HotRoutes, "__call__", passing)
+    plain = await answers(tmp_path / "plain.sqlite", config, registry)
+    assert [status for status, _, _ in hot] == [200, 200, 200, 200, 200, 409, 404, 422, 422, 422, 422, 422, 422, 200,
+                                                200, 409, 200, 422]
+    assert hot[15][1]["retry-after"] == "1" and hot[0][1]["x-content-type-options"] == "nosniff"
+    for (path, body), mine, theirs in zip(REQUESTS, hot, plain):
+        assert mine == theirs, (path, body)
