@@ -13,6 +13,7 @@ from armlab.cli.compare import compare_command, report_command
 from armlab.cli.experiments import experiments_command
 from armlab.cli.plugins import plugins_command
 from armlab.cli.run import run_command
+from armlab.cli.storage import storage_group
 from armlab.cli.validate import validate_command
 from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
 from armlab.plugins.registry import Registry, default_registry
@@ -74,6 +75,7 @@ cli.add_command(validate_command)
 cli.add_command(compare_command)
 cli.add_command(report_command)
 cli.add_command(experiments_command)
+cli.add_command(storage_group)
 
 
 def main(argv: list[str] | None = None) -> None:
