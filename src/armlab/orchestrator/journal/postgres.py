@@ -46,8 +46,7 @@ __all__ = ["JournalUnavailable", "PostgresJournal"]
 
 log = get_logger(__name__)
 
-_INSERT = (f"INSERT INTO armlab_events (journal, {', '.join(COLUMN_NAMES)}) "
-           f"VALUES ({', '.join(['%b'] * (len(COLUMN_NAMES) + 1))})")
+_COPY = f"COPY armlab_events (journal, {', '.join(COLUMN_NAMES)}) FROM STDIN"
 _SELECT = f"SELECT {', '.join(COLUMN_NAMES)} FROM armlab_events WHERE journal = %b ORDER BY seq"
 
 
@@ -181,7 +180,9 @@ class PostgresJournal(ChainedJournal):
                         (seq, self._id, self._generation, self._seq))
                     if fenced.rowcount != 1:
                         raise _Superseded
-                    self._db.cursor().executemany(_INSERT, [(self._id, *row) for row in rows])
+                    with self._db.cursor().copy(_COPY) as copy:  # one round trip for the batch's rows
+                        for row in rows:
+                            copy.write_row((self._id, *row))
             except _Superseded:
                 self._lost = "another process opened it and writes it now"
                 raise JournalError(f"journal {self.name!r} in {shown(self.url)}: {self._lost}; nothing more is "
