@@ -1,4 +1,5 @@
-"""What the journal's chain hashes is what its store gives back, for every field (issue 29, item 1).
+"""What the journal's chain hashes is what its store gives back, for every field (issue 29, item 1),
+in SQLite and in PostgreSQL (whose TEXT refuses NUL: written as its escape in both).
 
 A reward of ``-0.0`` was hashed with its sign and stored by SQLite as ``0.0``, so the journal
 no longer verified.  Every entry point (the Python session, ``armlab run``, ``/tell`` and
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import secrets
 import sqlite3
 import tempfile
 import textwrap
@@ -23,10 +25,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from armlab.cli import cli
-from armlab.orchestrator.journal.store import Journal
 from armlab.orchestrator.journal.integrity import genesis
+from armlab.orchestrator.journal.postgres import PostgresJournal
 from armlab.orchestrator.journal.repair import salvage
-from armlab.orchestrator.journal.values import as_stored
+from armlab.orchestrator.journal.store import Journal
+from armlab.orchestrator.journal.values import as_stored, stored_text
 from armlab.orchestrator.live.types import Event
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
@@ -69,12 +72,19 @@ def _same(a: Event, b: Event) -> bool:
     return a == b and repr((a.reward, a.at, a.propensity)) == repr((b.reward, b.at, b.propensity))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+ROUND_TRIP = settings(max_examples=120, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+AWKWARD = [Event("result", 0, 1, reward=-0.0, at=-0.0), Event("late", 1, 0, reward=-0.0, reason="\ud800x\x00", key="\udfff")]
+LARGE = [Event("result", 0, 1, reward=5e-324, reason=LONG, key=LONG, at=1.7976931348623157e308)]
+DECISION_LOG = [Event("dispatch", 0, 1, propensity=5e-324, propensity_draws=2**63 - 1, unit="\ud800", at=1.0),
+                Event("result", 0, 1, reward=1.0, metrics=LONG, at=2.0)]
+
+
+@ROUND_TRIP
 @given(events())
-@example([Event("result", 0, 1, reward=-0.0, at=-0.0), Event("late", 1, 0, reward=-0.0, reason="\ud800x", key="\udfff")])
-@example([Event("result", 0, 1, reward=5e-324, reason=LONG, key=LONG, at=1.7976931348623157e308)])
-@example([Event("dispatch", 0, 1, propensity=5e-324, propensity_draws=2**63 - 1, unit="\ud800", at=1.0),
-          Event("result", 0, 1, reward=1.0, metrics=LONG, at=2.0)])
+@example(AWKWARD)
+@example(LARGE)
+@example(DECISION_LOG)
 def test_every_field_reads_back_as_hashed_from_the_journal_and_its_backup(written):
     with tempfile.TemporaryDirectory() as folder:
         path, copy = Path(folder) / "j.sqlite", Path(folder) / "copy.sqlite"
@@ -85,22 +95,47 @@ def test_every_field_reads_back_as_hashed_from_the_journal_and_its_backup(writte
             journal.backup(copy)
         with Journal.open(copy) as journal:
             copied = list(journal.events())
+    _read_back_as_hashed(written, read, copied)
+
+
+@pytest.mark.postgres
+@pytest.mark.system
+@ROUND_TRIP
+@given(events())
+@example(AWKWARD)
+@example(LARGE)
+@example(DECISION_LOG)
+def test_every_field_reads_back_as_hashed_from_a_postgresql_journal_and_its_sqlite_backup(postgres_storage, written):
+    name = secrets.token_hex(8)  # a new journal per example, in the test's database
+    with PostgresJournal.create(postgres_storage, name, {"seed": 1}) as journal:
+        journal.append_many(written)
+    with tempfile.TemporaryDirectory() as folder:
+        with PostgresJournal.open(postgres_storage, name) as journal:
+            read = list(journal.events())  # raises if a chain value does not verify
+            journal.backup(Path(folder) / "copy.sqlite")
+        with Journal.open(Path(folder) / "copy.sqlite") as journal:
+            copied = list(journal.events())
+    _read_back_as_hashed(written, read, copied)
+
+
+def _read_back_as_hashed(written: list[Event], read: list[Event], copied: list[Event]) -> None:
+    """What was read (and read from the copy) is what was written, as stored."""
     expected = [as_stored(event) for event in written]
     assert all(map(_same, read, expected)) and len(read) == len(written)
     assert all(map(_same, copied, expected)) and len(copied) == len(written)
-    for event, back in zip(written, read, strict=True):  # and storing changed nothing but a zero's sign and
-        assert back.reward == event.reward and back.at == event.at  # a lone surrogate (written as its escape)
+    for event, back in zip(written, read, strict=True):  # and storing changed nothing but a zero's sign, and a
+        assert back.reward == event.reward and back.at == event.at  # lone surrogate or a NUL (written as its escape)
         assert math.copysign(1, back.at) == 1 or back.at != 0
-        if _encodable(event.reason):
-            assert back.reason == event.reason
+        assert back.reason == (event.reason if _storable(event.reason) else stored_text(event.reason))
 
 
-def _encodable(text: str) -> bool:
+def _storable(text: str) -> bool:
+    """Whether ``text`` is kept as it is (valid UTF-8, no NUL)."""
     try:
         text.encode()
     except UnicodeEncodeError:
         return False
-    return True
+    return "\x00" not in text
 
 
 # -- -0.0 through every entry point ------------------------------------------------------------
@@ -201,6 +236,7 @@ def _journal_of_0_1_0(path: Path, config, registry) -> None:
         session.experiment.tell(session.experiment.ask().id, reward)
     session.close()
     db = sqlite3.connect(path)
+    db.execute("UPDATE events SET propensity = NULL, propensity_draws = NULL")  # 0.1.0 logged none
     chain = genesis(dict(db.execute("SELECT key, value FROM meta").fetchall()))
     rows = db.execute("SELECT seq, kind, trial, arm, bandit, reward, reason, key, at FROM events ORDER BY seq")
     for seq, kind, trial, arm, bandit, reward, reason, key, at in rows.fetchall():

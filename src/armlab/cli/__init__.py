@@ -15,6 +15,7 @@ from armlab.cli.evaluate import evaluate_command
 from armlab.cli.export import export_command
 from armlab.cli.plugins import plugins_command
 from armlab.cli.run import run_command
+from armlab.cli.storage import storage_group
 from armlab.cli.validate import validate_command
 from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
 from armlab.plugins.registry import Registry, default_registry
@@ -78,6 +79,7 @@ cli.add_command(report_command)
 cli.add_command(experiments_command)
 cli.add_command(export_command)
 cli.add_command(evaluate_command)
+cli.add_command(storage_group)
 
 
 def main(argv: list[str] | None = None) -> None:

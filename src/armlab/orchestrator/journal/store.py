@@ -55,43 +55,29 @@ import os
 import secrets
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from armlab._version import __version__
 from armlab.log import get_logger
 from armlab.orchestrator.journal.integrity import (
     JournalCorrupted,
     JournalError,
     TailMarker,
     genesis,
-    link,
-    links_of_a_signed_zero,
     refuse_a_damaged_log,
     refuse_linked_files,
 )
+from armlab.orchestrator.journal.chained import ChainedJournal, initial_meta
 from armlab.orchestrator.journal.migration import migrate_from_1, migrate_from_2
-from armlab.orchestrator.journal.schema import (
-    COLUMNS,
-    FORMAT_VERSION,
-    INSERT_EVENT,
-    SCHEMA,
-    Event,
-    event_of,
-    readable_columns,
-    row_of,
-)
-from armlab.orchestrator.journal.values import as_stored
+from armlab.orchestrator.journal.schema import COLUMNS, FORMAT_VERSION, INSERT_EVENT, SCHEMA, Event, readable_columns
 
 __all__ = ["FORMAT_VERSION", "Journal", "JournalCorrupted", "JournalError"]
 
 log = get_logger(__name__)
 
 
-class Journal:
+class Journal(ChainedJournal):
     """An open journal file.  Use :meth:`create` or :meth:`open`, and close it when done.
 
     Every use of the connection holds a lock, so the group-commit writer thread and a
@@ -122,7 +108,7 @@ class Journal:
         path = Path(path)
         if path.exists() or path.is_symlink():  # a link is never followed to create a file elsewhere
             raise JournalError(_exists(path))
-        rows = {"format": FORMAT_VERSION, "armlab_version": __version__, "created_at": time.time(), **meta}
+        rows = initial_meta(meta)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.creating")
         try:
             refuse_linked_files(path)
@@ -219,30 +205,6 @@ class Journal:
             rows = self._db.execute("SELECT key, value FROM meta").fetchall()
         return {key: json.loads(value) for key, value in rows}
 
-    def events(self) -> Iterator[Event]:
-        """Every event in the order it was applied, each verified against the integrity chain.
-
-        Raises :class:`JournalCorrupted` at the first event that does not verify (or that
-        SQLite cannot read), naming the last good one; the events before it are yielded.
-        """
-        chain, expected = self._genesis(), 1
-        last = "the journal's start"
-        for row in self._rows():
-            seq, event, stored = event_of(row)
-            kind, trial = event.kind, event.trial
-            if seq != expected:
-                raise self._damaged(f"is missing event {expected} (the next stored is {seq}); the last good "
-                                    f"event is {last}", expected - 1)
-            previous, chain = chain, link(chain, seq, event)
-            if chain != stored and stored in links_of_a_signed_zero(previous, seq, event):
-                chain = stored  # a -0.0 hashed by armlab 0.1.0, stored as 0.0: written intact
-            if chain != stored:
-                raise self._damaged(f"event {seq} ({kind} of trial {trial}) was changed after it was written; "
-                                    f"the last good event is {last}", seq - 1)
-            last = f"{seq} ({kind} of trial {trial})"
-            expected += 1
-            yield event
-
     def _rows(self) -> Iterator[tuple[Any, ...]]:
         """The stored rows in order; on a damaged file, row by row up to the first unreadable one."""
         with self._lock:
@@ -289,21 +251,11 @@ class Journal:
         return (0, self._genesis()) if row is None else (row[0], row[1])
 
     # -- writing -------------------------------------------------------------------------
-    def append(self, event: Event) -> None:
-        """Write ``event`` and commit; returns only once it is durable."""
-        self.append_many([event])
-
-    __call__ = append  # a journal is the experiment's recorder
-
     def append_many(self, events: Sequence[Event]) -> None:
         """Write ``events`` in one transaction (all or none); returns once they are durable."""
         with self._lock:
             self._check_identity()
-            seq, chain, rows = self._seq, self._chain, []
-            for e in map(as_stored, events):
-                seq += 1
-                chain = link(chain, seq, e)
-                rows.append(row_of(seq, e, chain))
+            seq, chain, rows = self.chained(events)
             try:
                 with self._db:
                     self._db.execute("BEGIN IMMEDIATE")
@@ -356,13 +308,6 @@ class Journal:
             copy.close()
         return target
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def _resolved(path: str | Path) -> Path:

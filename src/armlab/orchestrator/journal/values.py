@@ -6,10 +6,11 @@ eight bytes exactly (subnormals, the largest floats, infinities), with one excep
 writes a float without a fractional part as an integer, so ``-0.0`` comes back as ``0.0``.
 The decision log's fields (propensity, unit, metrics text) go the same way.
 Text must be valid UTF-8: a lone surrogate (which JSON's ``"\\ud800"`` decodes to) cannot be
-written at all.  The live experiment passes rewards, reasons and idempotency keys through
-these functions where they enter it, and :class:`~armlab.orchestrator.journal.Journal`
-passes every event through :func:`as_stored` before hashing it, so a value that enters any
-other way is still stored as it was hashed.
+written at all, and PostgreSQL's TEXT refuses the NUL character (which SQLite keeps), so
+both are written as their escapes, the same in every store.  The live experiment passes
+rewards, reasons and idempotency keys through these functions where they enter it, and
+every journal store passes every event through :func:`as_stored` before hashing it, so a
+value that enters any other way is still stored as it was hashed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ def stored_float(value: float) -> float:
 
 
 def stored_text(text: str) -> str:
-    """``text`` as SQLite can store it: a lone surrogate is written as its escape (``\\ud800``)."""
+    """``text`` as every store can keep it: a lone surrogate is written as its escape
+    (``\\ud800``), and so is the NUL character (``\\x00``)."""
+    text = text.replace("\x00", "\\x00")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -1,0 +1,162 @@
+"""armlab's tables in a PostgreSQL database: created, versioned and upgraded by armlab.
+
+One database holds the journals of many experiments, in three tables keyed by the journal's
+id (``armlab_journals.id``, the first column of every key, so each table is indexed on it):
+
+* ``armlab_journals``: one row per journal: its ``name``, the ``generation`` of its current
+  writer (raised by each process that opens it, see :mod:`.postgres`) and its event count;
+* ``armlab_journal_meta``: the SQLite journal's ``meta`` table, per journal;
+* ``armlab_events``: the SQLite journal's ``events`` table, per journal.  Its columns,
+  checks and unique indexes are those of :data:`~.schema.SCHEMA` (the single source), with
+  SQLite's types given their PostgreSQL names: a column added there is added here.
+
+``armlab_schema_version`` records each applied migration; the database's version is the
+highest, and a journal opens only on a database of the journal format this armlab writes
+(:data:`~.schema.FORMAT_VERSION`).  :func:`upgrade` applies the missing migrations in order,
+in one transaction, under a lock (two processes upgrading at once take turns); it is
+idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from armlab._version import __version__
+from armlab.extras import require
+from armlab.orchestrator.journal.integrity import JournalError
+from armlab.orchestrator.journal.schema import FORMAT_VERSION, SCHEMA
+
+__all__ = ["LOCK_CLASS", "MIGRATIONS", "connect", "database_version", "require_current", "shown", "upgrade"]
+
+#: The first key of armlab's advisory locks (ASCII "arml"); the second is a journal's id.
+LOCK_CLASS = 0x61726D6C
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS armlab_journals (
+    id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    generation BIGINT NOT NULL DEFAULT 0,
+    events BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS armlab_journal_meta (
+    journal INTEGER NOT NULL REFERENCES armlab_journals (id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (journal, key)
+)
+"""
+
+_VERSIONS = """
+CREATE TABLE IF NOT EXISTS armlab_schema_version (
+    version INTEGER PRIMARY KEY,
+    applied_at DOUBLE PRECISION NOT NULL,
+    armlab_version TEXT NOT NULL
+)
+"""
+
+
+def _statements(schema: str) -> list[str]:
+    return [s.strip() for s in schema.split(";") if s.strip()]
+
+
+def _postgres_types(definition: str) -> str:
+    """A SQLite column definition with PostgreSQL's types: 64-bit integers and doubles."""
+    definition = re.sub(r"\bINTEGER PRIMARY KEY\b", "BIGINT NOT NULL", definition)
+    definition = re.sub(r"\bINTEGER\b", "BIGINT", definition)
+    return re.sub(r"\bREAL\b", "DOUBLE PRECISION", definition)
+
+
+def events_columns() -> list[str]:
+    """The column definitions of :data:`~.schema.SCHEMA`'s ``events`` table (no table checks)."""
+    table = next(s for s in _statements(SCHEMA) if s.startswith("CREATE TABLE events"))
+    body = table[table.index("(") + 1 : table.rindex(")")]
+    lines = [line.strip().rstrip(",") for line in body.splitlines() if line.strip()]
+    return [_postgres_types(line) for line in lines]
+
+
+def events_ddl() -> list[str]:
+    """``armlab_events`` and its unique indexes, from :data:`~.schema.SCHEMA`, keyed by journal."""
+    columns = events_columns()
+    table = ("CREATE TABLE IF NOT EXISTS armlab_events (\n"
+             "    journal INTEGER NOT NULL REFERENCES armlab_journals (id) ON DELETE CASCADE,\n    "
+             + ",\n    ".join(columns) + ",\n    PRIMARY KEY (journal, seq)\n)")
+    added = [f"ALTER TABLE armlab_events ADD COLUMN IF NOT EXISTS {c}" for c in columns if not c.startswith("CHECK")]
+    indexes = [
+        re.sub(r"CREATE UNIQUE INDEX (\w+) ON events \(", r"CREATE UNIQUE INDEX IF NOT EXISTS armlab_\1 ON armlab_events (journal, ", s)
+        for s in _statements(SCHEMA) if s.startswith("CREATE UNIQUE INDEX")
+    ]
+    return [table, *added, *indexes]
+
+
+def _tables_of_the_schema(db: Any) -> None:
+    """Create armlab's tables, or add the columns and indexes :data:`~.schema.SCHEMA` gained
+    (a new nullable column, a new index): safe to run again."""
+    for statement in [*_statements(_TABLES), *events_ddl()]:
+        db.execute(statement)
+
+
+#: The migrations, by the version they bring the database to, applied in order.  Format 2 is
+#: the first PostgreSQL holds; format 3 adds the decision log's nullable columns.  A later
+#: format whose change schema.py describes (a new nullable column, a new index) adds
+#: ``(N, _tables_of_the_schema)``; one that rewrites data adds its own step.
+MIGRATIONS: tuple[tuple[int, Callable[[Any], None]], ...] = ((2, _tables_of_the_schema), (3, _tables_of_the_schema))
+
+
+def shown(url: str) -> str:
+    """``url`` with its password (if any) hidden, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def connect(url: str, timeout: float = 10.0) -> Any:
+    """An autocommit connection to ``url`` (transactions are explicit), or a :class:`JournalError`."""
+    psycopg = require("psycopg", "postgres", "PostgreSQL storage")
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise JournalError(f"{shown(url)!r} is not a PostgreSQL URL: give postgresql://USER@HOST:PORT/DATABASE")
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
+    except psycopg.Error as exc:
+        raise JournalError(f"cannot connect to {shown(url)}: {str(exc).strip()}") from None
+
+
+def database_version(db: Any) -> int | None:
+    """The version of armlab's tables in ``db`` (None: it holds none)."""
+    if db.execute("SELECT to_regclass('armlab_schema_version')").fetchone()[0] is None:
+        return None
+    return db.execute("SELECT max(version) FROM armlab_schema_version").fetchone()[0]
+
+
+def require_current(db: Any, url: str) -> None:
+    """Raise unless ``db`` holds armlab's tables at the version this armlab writes."""
+    version = database_version(db)
+    if version is None:
+        raise JournalError(f"{shown(url)} holds no armlab tables: run armlab storage init {shown(url)}")
+    if version < FORMAT_VERSION:
+        raise JournalError(f"{shown(url)} holds armlab's tables of format {version}; this armlab writes format "
+                           f"{FORMAT_VERSION}: run armlab storage upgrade {shown(url)}")
+    if version > FORMAT_VERSION:
+        raise JournalError(f"{shown(url)} holds armlab's tables of format {version}, newer than this armlab's "
+                           f"{FORMAT_VERSION}: use the armlab that upgraded it")
+
+
+def upgrade(url: str) -> tuple[int | None, int]:
+    """Create or upgrade armlab's tables in the database at ``url``; return (before, after)."""
+    with connect(url) as db, db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s, 0)", (LOCK_CLASS,))  # one upgrade at a time
+        before = database_version(db)
+        if before is not None and before > FORMAT_VERSION:
+            require_current(db, url)  # raises: a newer armlab's tables are never touched
+        db.execute(_VERSIONS)
+        for version, migrate in MIGRATIONS:
+            if before is None or version > before:
+                migrate(db)
+                db.execute("INSERT INTO armlab_schema_version (version, applied_at, armlab_version) "
+                           "VALUES (%s, %s, %s)", (version, time.time(), __version__))
+        return before, database_version(db)
