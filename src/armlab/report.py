@@ -175,14 +175,14 @@ def _estimates(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def _evaluation_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
     """One panel per estimator that gave a number: each policy's estimate as a dot and its
-    interval as a line, the policies top to bottom in the table's order."""
+    interval as a line, the policies top to bottom in the table's order, one reward axis."""
     estimators = list(dict.fromkeys(r["estimator"] for r in rows if r["estimate"] is not None))
     if not estimators:
         raise ArmlabError("no figure: no estimator applies to this log")
     policies = list(dict.fromkeys(r["policy"] for r in rows))
     figure = require("matplotlib.figure", "plot", "the report's figures").Figure(
         figsize=(2.6 * len(estimators), 0.45 * len(policies) + 1.4), layout="constrained")
-    axes = figure.subplots(1, len(estimators), sharey=True, squeeze=False)[0]
+    axes = figure.subplots(1, len(estimators), sharex=True, sharey=True, squeeze=False)[0]
     for ax, estimator in zip(axes, estimators, strict=True):
         for row in rows:
             if row["estimator"] == estimator and row["estimate"] is not None:

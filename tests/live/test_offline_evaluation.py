@@ -165,6 +165,9 @@ def test_the_command_prints_one_json_object_per_policy_and_estimator(floored_log
     assert bad.exit_code == 2 and "NAME=VALUE" in bad.output
     unknown = CliRunner().invoke(cli, ["--no-plugins", "evaluate", str(floored_log), "--policy", "nope"])
     assert unknown.exit_code == 2 and "Traceback" not in unknown.output
+    twice = CliRunner().invoke(cli, ["--no-plugins", "evaluate", str(floored_log), "--policy", "ucb1", "--policy",
+                                     "uniform", "--policy", "ucb1"])
+    assert twice.exit_code == 2 and "--policy ucb1 is given twice" in twice.output  # not one row silently lost
 
 
 def test_intervals_are_clipped_to_the_reward_range_by_hand():

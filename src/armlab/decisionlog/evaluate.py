@@ -223,6 +223,10 @@ def evaluate_log(
     if isinstance(policies, (str, Candidate)):
         policies = [policies]
     candidates = [Candidate(p, dict(params or {})) if isinstance(p, str) else p for p in policies]
+    labels = [c.label for c in candidates]
+    if twice := sorted({label for label in labels if labels.count(label) > 1}):
+        raise ArmlabError(f"--policy {', '.join(twice)} is given twice: the results are one row per policy and "
+                          "parameters, so give each once")
     table = log if isinstance(log, TrialTable) else trial_table(read_run(log, experiment), registry)
     trials = logged_trials(table, bandit)
     if trials.arms.size < 2:
