@@ -4,14 +4,30 @@ A live run of a uniform policy with ``exploration_floor = 0.2`` is logged on ten
 Bernoulli arms; UCB1, Thompson sampling and uniform are then evaluated on the log, and each
 estimate is compared with the policy's true mean reward per trial over the replayed horizon,
 computed by Monte Carlo on the same arms.  Seeds: the live run 11 (rewards drawn by
-``numpy.random.default_rng(2024)``), the Monte Carlo truth 400 replicas keyed by seed 3.
-Tolerance: 3 standard errors of the estimate plus 3 of the truth (15 comparisons at once:
-at 2 standard errors one in two runs of a correct estimator would fail somewhere).
+``numpy.random.default_rng(2024)``), the Monte Carlo truth 400 replicas keyed by seed 3; they
+were set before the tolerance below and were not changed to make the test pass.
+
+Tolerance, and why it is not the issue's bare "2 standard errors".  The test makes M = 12
+comparisons at once (3 policies x replay, IPS, SNIPS, doubly robust; direct is left out: it
+averages over all logged trials, not the candidate's decisions, and is not an estimate of the
+same quantity for an adaptive candidate).  At 2 standard errors each comparison of a correct,
+unbiased estimator fails with probability 4.55 %, so the test as a whole would fail up to
+M x 4.55 % = 55 % of the time (43 % were the comparisons independent; they are positively
+correlated, which lowers but does not bound it usefully).  A check that a correct estimator
+fails that often is no check, and choosing seeds until it passes would be seed tuning.  So the
+test fixes its family-wise level instead: each |estimate - truth| must lie within
+z = Phi^-1(1 - 0.05 / (2 M)) = 2.87 combined standard errors, sqrt(se_estimate^2 + se_truth^2)
+(the Monte Carlo truth is independent of the log, so the errors add in quadrature).  By
+Bonferroni's inequality a correct implementation fails the whole test with probability at
+most 5 %, whatever the correlation of the comparisons; each single comparison is then at the
+99.6 % level instead of 95.4 %.  This is tighter than "3 standard errors plus 3 of the
+truth's" (about 4.2 combined standard errors when the two are equal).
 """
 
 from __future__ import annotations
 
 import json
+from statistics import NormalDist
 
 import anyio
 import numpy as np
@@ -30,13 +46,16 @@ from armlab.stats import ArmStats
 MEANS = np.linspace(0.1, 0.6, 10)
 TRIALS = 20_000
 CANDIDATES = ("ucb1", "thompson", "uniform")
+COMPARED = ("replay", "ips", "snips", "doubly-robust")
+#: Two-sided normal quantile at family-wise level 5 % over every comparison (module docstring).
+BONFERRONI_Z = NormalDist().inv_cdf(1 - 0.05 / (2 * len(CANDIDATES) * len(COMPARED)))
 
 
-def _log(path, registry, policy: dict, trials: int, floor: float, seed: int = 2024) -> None:
+def _log(path, registry, policy: dict, trials: int, floor: float, seed: int = 2024, arms: int = 10) -> None:
     config = validate_config({
         "name": "ground-truth", "seed": 11, "exploration_floor": floor,
         "problem": {"objective": "regret", "budget": trials},
-        "source": {"plugin": "external", "arms": 10, "reward_min": 0, "reward_max": 1},
+        "source": {"plugin": "external", "arms": arms, "reward_min": 0, "reward_max": 1},
         "policies": [policy],
     })
     session = LiveSession.open(journal=path, config=config, registry=registry)
@@ -90,9 +109,10 @@ def test_every_estimate_is_near_the_true_mean_reward_of_its_policy(floored_log, 
         horizon = estimates["replay"].trials  # the trials the candidate made: the replayed horizon
         assert 0.08 * TRIALS < horizon < 0.12 * TRIALS  # uniform logging: one trial in ten matches
         truth, truth_se = _true_mean_per_trial(registry, plugin, horizon)
-        for name in ("replay", "ips", "snips", "doubly-robust"):
+        for name in COMPARED:
             e = estimates[name]
-            assert abs(e.estimate - truth) <= 3 * e.stderr + 3 * truth_se, (plugin, name, e, truth)
+            combined = np.hypot(e.stderr, truth_se)
+            assert abs(e.estimate - truth) <= BONFERRONI_Z * combined, (plugin, name, e, truth, truth_se)
             assert e.interval[0] < e.estimate < e.interval[1]
 
 
@@ -145,3 +165,66 @@ def test_the_command_prints_one_json_object_per_policy_and_estimator(floored_log
     assert bad.exit_code == 2 and "NAME=VALUE" in bad.output
     unknown = CliRunner().invoke(cli, ["--no-plugins", "evaluate", str(floored_log), "--policy", "nope"])
     assert unknown.exit_code == 2 and "Traceback" not in unknown.output
+    twice = CliRunner().invoke(cli, ["--no-plugins", "evaluate", str(floored_log), "--policy", "ucb1", "--policy",
+                                     "uniform", "--policy", "ucb1"])
+    assert twice.exit_code == 2 and "--policy ucb1 is given twice" in twice.output  # not one row silently lost
+
+
+def test_intervals_are_clipped_to_the_reward_range_by_hand():
+    """Replay on four matched trials with rewards 1, 1, 1, 0: mean 0.75, sample sd 0.5,
+    stderr 0.5 / sqrt(4) = 0.25, so 0.75 -+ 1.96 x 0.25 = [0.26, 1.24], clipped to [0.26, 1].
+    IPS with weights 2, 0, 2, 0 on rewards 1, 1, 0, 0: w r = 2, 0, 0, 0, mean 0.5, sample sd 1,
+    stderr 0.5, so [-0.48, 1.48], clipped to [0, 1].  The estimates and stderrs stay as they are."""
+    z = est._Z95
+    replay = est.clipped(est.replay(np.array([1.0, 1.0, 1.0, 0.0]), np.ones(4, dtype=bool)), (0.0, 1.0))
+    assert (replay.estimate, replay.stderr) == (0.75, 0.25)
+    assert replay.interval == (pytest.approx(0.75 - z * 0.25), 1.0)
+    ips = est.clipped(est.ips(np.array([1.0, 1.0, 0.0, 0.0]), np.array([2.0, 0.0, 2.0, 0.0])), (0.0, 1.0))
+    assert (ips.estimate, ips.stderr, ips.interval) == (0.5, 0.5, (0.0, 1.0))
+    unbounded = est.ips(np.array([1.0, 1.0, 0.0, 0.0]), np.array([2.0, 0.0, 2.0, 0.0]))
+    assert est.clipped(unbounded, (-np.inf, np.inf)) == unbounded  # no declared range: nothing to clip
+    refused = est.Estimate("replay", reason="too few")
+    assert est.clipped(refused, (0.0, 1.0)) is refused
+
+
+def test_a_tiny_logs_intervals_stay_in_the_declared_reward_range(tmp_path, registry):
+    """Eight floored uniform trials on three arms (reward_min 0, reward_max 1): the 95 %
+    intervals computed from the stderrs leave [0, 1], the reported ones do not."""
+    path = tmp_path / "tiny.sqlite"
+    _log(path, registry, {"plugin": "uniform", "order": "random"}, 8, floor=0.2, arms=3)
+    evaluation = armlab.evaluate_log(path, ["uniform", "ucb1"], registry=registry)
+    assert evaluation.reward_range == (0.0, 1.0)
+    numbers = [e for estimates in evaluation.results.values() for e in estimates if e.estimate is not None]
+    leaving = [e for e in numbers if e.estimate - est._Z95 * e.stderr < 0 or e.estimate + est._Z95 * e.stderr > 1]
+    assert leaving, "the tiny log no longer has an interval to clip: the check would be vacuous"
+    for e in numbers:
+        assert 0.0 <= e.interval[0] <= e.interval[1] <= 1.0, e
+        assert e.interval[0] == pytest.approx(max(0.0, e.estimate - est._Z95 * e.stderr))
+        assert e.interval[1] == pytest.approx(min(1.0, e.estimate + est._Z95 * e.stderr))
+
+
+def test_the_evaluation_is_written_as_data(floored_log, tmp_path):
+    """`--out DIR` writes DIR/evaluation.json, `--out FILE.json` that file: the log, its
+    trials, the reward range and one row per policy and estimator."""
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--no-plugins", "evaluate", str(floored_log), "--policy", "ucb1", "--policy",
+                                 "uniform", "--out", str(tmp_path / "eval")])
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "eval" / "evaluation.json").read_text())
+    assert document["kind"] == "armlab offline evaluation" and document["log"] == str(floored_log)
+    assert document["trials"] == TRIALS and document["reward_range"] == [0.0, 1.0] and document["bandit"] == 0
+    assert document["logging_policy"] == "uniform"
+    assert [(r["policy"], r["estimator"]) for r in document["results"]] == [
+        (p, e) for p in ("ucb1", "uniform") for e in est.ESTIMATORS]
+    for row in document["results"]:
+        assert row["estimate"] is not None and row["stderr"] > 0 and row["effective_sample_size"] > 0
+        assert 0 <= row["interval"][0] < row["estimate"] < row["interval"][1] <= 1
+    single = runner.invoke(cli, ["--no-plugins", "evaluate", str(floored_log), "--policy", "uniform", "--json",
+                                 "--out", str(tmp_path / "one.json")])
+    assert single.exit_code == 0, single.output
+    rows = [json.loads(line) for line in single.stdout.splitlines()]  # stdout stays JSON lines
+    assert rows == json.loads((tmp_path / "one.json").read_text())["results"]
+    (tmp_path / "taken").write_text("a file, not a directory")
+    bad = runner.invoke(cli, ["--no-plugins", "evaluate", str(floored_log), "--policy", "uniform",
+                              "--out", str(tmp_path / "taken" / "eval")])
+    assert bad.exit_code == 2 and "cannot write the evaluation" in bad.output and "Traceback" not in bad.output

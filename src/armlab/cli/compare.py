@@ -9,7 +9,7 @@ import click
 
 from armlab.cli.errors import UserError, user_errors
 from armlab.plots import load_summary
-from armlab.report import render_report
+from armlab.report import render_file
 
 __all__ = ["compare_command", "report_command"]
 
@@ -54,11 +54,11 @@ def _print_table(title: str, comparisons: dict[str, Any]) -> None:
               help="The HTML file to write. Default: report.html next to the summary.")
 def report_command(source: str, target: str | None) -> None:
     """Write one self-contained HTML report of a finished run: figures inline, the results
-    table, the paired comparisons, the config and the versions it ran with."""
+    table, the paired comparisons, the config and the versions it ran with.  SOURCE may also
+    be an offline evaluation (`armlab evaluate --out`): its estimates as a table and figure."""
     with user_errors():
-        summary = load_summary(source)
         path = Path(target) if target else (Path(source) if Path(source).is_dir() else Path(source).parent) / "report.html"
-        text = render_report(summary)
+        text = render_file(source)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

@@ -21,17 +21,24 @@ from armlab.cli.errors import user_errors
 @click.option("--bandit", default=0, show_default=True, help="the bandit whose trials are evaluated")
 @click.option("--workers", default=1, show_default=True, help="processes running the policies (one task each)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object per policy and estimator")
+@click.option("--out", "out", default=None, type=click.Path(),
+              help="also write the evaluation as data: FILE.json, or a directory (DIR/evaluation.json); "
+                   "`armlab report` renders it")
 @click.pass_obj
 def evaluate_command(app: App, log: str, policies: tuple[str, ...], params: tuple[str, ...],
-                     experiment: str | None, bandit: int, workers: int, as_json: bool) -> None:
+                     experiment: str | None, bandit: int, workers: int, as_json: bool, out: str | None) -> None:
     """Estimate each policy's mean reward per trial on LOG (a journal file, or a storage URL
     with --experiment): replay, IPS, self-normalized IPS, direct and doubly robust, each with
-    its standard error, 95 % interval and effective sample size, or why it does not apply."""
+    its standard error, 95 % interval (clipped to the declared reward range) and effective
+    sample size, or why it does not apply."""
     from armlab.decisionlog.evaluate import evaluate_log, parse_params
+    from armlab.decisionlog.results import write_evaluation
 
     with user_errors():
         evaluation = evaluate_log(log, list(policies), parse_params(params), experiment=experiment, bandit=bandit,
                                   workers=workers, registry=app.registry)
+        if out is not None:
+            click.echo(f"wrote {write_evaluation(evaluation.document(), out)}", err=True)
     if as_json:
         for row in evaluation.rows():
             click.echo(json.dumps(row))

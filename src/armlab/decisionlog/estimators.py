@@ -9,11 +9,13 @@ each is trustworthy: docs/decision-log.md.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ESTIMATORS", "Estimate", "direct", "doubly_robust", "ips", "positivity_problem", "replay", "snips"]
+__all__ = ["ESTIMATORS", "Estimate", "clipped", "direct", "doubly_robust", "ips", "positivity_problem", "replay",
+           "snips"]
 
 #: The estimators, in the order they are reported.
 ESTIMATORS = ("replay", "ips", "snips", "direct", "doubly-robust")
@@ -43,6 +45,17 @@ class Estimate:
 def _answer(name: str, value: float, stderr: float, ess: float, trials: int) -> Estimate:
     return Estimate(name, float(value), float(stderr), (float(value - _Z95 * stderr), float(value + _Z95 * stderr)),
                     float(ess), trials)
+
+
+def clipped(estimate: Estimate, reward_range: tuple[float, float]) -> Estimate:
+    """``estimate`` with its interval clipped to ``reward_range``: a policy's mean reward per
+    trial cannot leave the range the rewards are declared in, so the clipped interval covers
+    it whenever the normal one does (the point estimate is left as it is: IPS may exceed the
+    range on a small log, and says so)."""
+    if estimate.interval is None:
+        return estimate
+    low, high = (min(max(x, reward_range[0]), reward_range[1]) for x in estimate.interval)
+    return dataclasses.replace(estimate, interval=(low, high))
 
 
 def _mean_and_stderr(x: np.ndarray) -> tuple[float, float]:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from armlab.decisionlog import estimators as est
+from armlab.decisionlog.results import KIND
 from armlab.decisionlog.source import read_run
 from armlab.decisionlog.table import TrialTable, trial_table
 from armlab.errors import ArmlabError
@@ -78,15 +79,30 @@ class Candidate:
 
 @dataclass
 class Evaluation:
-    """Every candidate's estimates over one log."""
+    """Every candidate's estimates over one log, and what the log is."""
 
     trials: int
     results: dict[str, list[est.Estimate]]
     estimated_propensities: bool = False
+    log: str = ""
+    experiment: str | None = None
+    bandit: int = 0
+    logging_policy: str = ""
+    reward_range: tuple[float, float] = (-float("inf"), float("inf"))
 
     def rows(self) -> list[dict[str, Any]]:
         """The results as a table: one row per (policy, estimator)."""
         return [{"policy": label, **e.as_dict()} for label, estimates in self.results.items() for e in estimates]
+
+    def document(self) -> dict[str, Any]:
+        """The evaluation as data (:mod:`.results`): the log, its trials and every row; an
+        unbounded reward range is ``null`` (JSON has no infinity)."""
+        bounded = all(np.isfinite(self.reward_range))
+        return {"kind": KIND, "log": self.log, "experiment": self.experiment, "bandit": self.bandit,
+                "logging_policy": self.logging_policy, "trials": self.trials,
+                "estimated_propensities": self.estimated_propensities,
+                "reward_range": [float(x) for x in self.reward_range] if bounded else None,
+                "results": self.rows()}
 
     def to_frame(self) -> Any:
         from armlab.extras import require
@@ -163,7 +179,8 @@ def _replay_keep(trials: LoggedTrials) -> np.ndarray | None:
 
 
 def evaluate_candidate(candidate: Candidate, trials: LoggedTrials, registry: Registry | None = None) -> list[est.Estimate]:
-    """Every estimator's answer for one candidate (one task)."""
+    """Every estimator's answer for one candidate (one task), intervals clipped to the
+    log's declared reward range."""
     registry = registry or default_registry(False)
     arms, rewards, p = trials.arms, trials.rewards, trials.propensities
     choices, matched = walk(_policy(candidate, trials, registry), arms, rewards)
@@ -183,7 +200,7 @@ def evaluate_candidate(candidate: Candidate, trials: LoggedTrials, registry: Reg
         out.append(est.Estimate("doubly-robust", reason=problem))
     else:
         out.append(est.doubly_robust(arms, rewards, choices, np.where(choices == arms, 1.0 / p, 0.0), trials.n_arms))
-    return out
+    return [est.clipped(e, trials.problem.reward_range) for e in out]
 
 
 def _task(args: tuple[Candidate, LoggedTrials]) -> list[est.Estimate]:
@@ -206,6 +223,10 @@ def evaluate_log(
     if isinstance(policies, (str, Candidate)):
         policies = [policies]
     candidates = [Candidate(p, dict(params or {})) if isinstance(p, str) else p for p in policies]
+    labels = [c.label for c in candidates]
+    if twice := sorted({label for label in labels if labels.count(label) > 1}):
+        raise ArmlabError(f"--policy {', '.join(twice)} is given twice: the results are one row per policy and "
+                          "parameters, so give each once")
     table = log if isinstance(log, TrialTable) else trial_table(read_run(log, experiment), registry)
     trials = logged_trials(table, bandit)
     if trials.arms.size < 2:
@@ -219,7 +240,9 @@ def evaluate_log(
     else:
         results = [evaluate_candidate(c, trials, registry) for c in candidates]
     return Evaluation(int(trials.arms.size), {c.label: r for c, r in zip(candidates, results, strict=True)},
-                      trials.estimated)
+                      trials.estimated, log="trial table" if isinstance(log, TrialTable) else str(log),
+                      experiment=experiment, bandit=bandit, logging_policy=table.context.policy,
+                      reward_range=trials.problem.reward_range)
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
