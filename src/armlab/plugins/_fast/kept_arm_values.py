@@ -68,8 +68,11 @@ class KeptArmValues(KeptPerArm):
 
     def observed(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
         """Results of ``arms`` of replicas ``rows`` were just folded into ``stats``."""
+        self.observed_at(stats, rows, stats.flat_index(rows, arms))
+
+    def observed_at(self, stats: ArmStats, rows: np.ndarray, flat: np.ndarray) -> None:
+        """:meth:`observed`, for an owner that has the flat positions of those arms at hand."""
         if self._current:
-            flat = stats.flat_index(rows, arms)
             self._flat[flat] = self.values_at(stats, rows, flat)
 
     def refresh_rows(self, stats: ArmStats, rows: np.ndarray) -> None:
