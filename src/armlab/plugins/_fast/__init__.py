@@ -8,14 +8,15 @@ to end at K = 100 arms, R = 500 replicas; a helper is kept only where it gains 1
 
 * shared by index policies: :mod:`.warm_arms` (a plain argmax once every arm is warm),
   :mod:`.kept_arm_values` and :mod:`.arm_terms` (arm-wise values or their terms recomputed
-  for the arms just observed; the values also SHVar's and SHAdaVar's ratios), :mod:`.lazy_argmax` (the exact argmax of KL-UCB's and Bayes-UCB's
-  indices, solving only the arms that can win);
+  for the arms just observed; the values also SHVar's and SHAdaVar's ratios),
+  :mod:`.lazy_argmax` (the exact argmax of KL-UCB's and Bayes-UCB's indices, solving only
+  the arms that can win);
 * cumulative regret: :mod:`.elimination_bounds` (EUCBV), :mod:`.arm_list` and
   :mod:`.divergence_test` (DMED), :mod:`.result_quota` (UCB-Improved, Median Elimination);
 * thresholding: :mod:`.arms_to_retest` (AugUCB's elimination tests);
-* fixed budget: :mod:`.pulls_since_start` (round robin), :mod:`.stage_pulls` and :mod:`.lookup_by_count` (SHAdaVar),
-  :mod:`.active_arms` (uniform allocation), :mod:`.gap_terms` (the GapE family and the
-  greedy-confidence-pursuit rules);
+* fixed budget: :mod:`.pulls_since_start` (round robin), :mod:`.stage_pulls` and
+  :mod:`.lookup_by_count` (SHAdaVar), :mod:`.active_arms` (uniform allocation),
+  :mod:`.gap_terms` (the GapE family and the greedy-confidence-pursuit rules);
 * fixed confidence: :mod:`.kept_top_set`, :mod:`.gap_round` and :mod:`.lookup_by_count_at_level`
   (UGapE, LUCB1).
 
