@@ -90,11 +90,11 @@ def test_speed_paths_choose_as_the_reference_paths(name, source, feedback, tie):
 def test_the_switch_reaches_the_helpers():
     """The reference paths are really taken: a helper's fast path that would be wrong is not
     used inside the block (so the contract above compares two different computations)."""
-    from armlab.plugins._fast.incremental_index import IncrementalIndex
+    from armlab.plugins._fast.kept_arm_values import KeptArmValues
 
     calls = []
 
-    class Counting(IncrementalIndex):
+    class Counting(KeptArmValues):
         def compute(self, stats):
             calls.append(1)
             return super().compute(stats)

@@ -9,7 +9,7 @@ the tie rule of the policy's ``tie_break`` parameter (lowest arm by default), an
 arm is warm, a plain argmax (:class:`~armlab.plugins._fast.warm_arms.WarmArms`).
 
 A policy whose index is expensive may return it from a helper of :mod:`armlab.plugins._fast`
-in :meth:`current_index` (e.g. an :class:`~armlab.plugins._fast.incremental_index.IncrementalIndex`
+in :meth:`current_index` (e.g. a :class:`~armlab.plugins._fast.kept_arm_values.KeptArmValues`
 that recomputes only the arms just observed); :meth:`index` stays the definition, and the
 contract test checks that both choose alike.
 """

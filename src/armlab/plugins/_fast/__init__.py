@@ -7,18 +7,18 @@ helpers here, each of which computes exactly the same thing with less work (gain
 to end at K = 100 arms, R = 500 replicas; a helper is kept only where it gains 10 % or more):
 
 * shared by index policies: :mod:`.warm_arms` (a plain argmax once every arm is warm),
-  :mod:`.incremental_index` and :mod:`.arm_terms` (an arm-wise index or its terms recomputed for
-  the arms just observed), :mod:`.lazy_argmax` (the exact argmax of KL-UCB's and Bayes-UCB's
-  indices, solving only the arms that can win);
+  :mod:`.kept_arm_values` and :mod:`.arm_terms` (arm-wise values or their terms recomputed
+  for the arms just observed; the values also SHVar's and SHAdaVar's ratios),
+  :mod:`.lazy_argmax` (the exact argmax of KL-UCB's and Bayes-UCB's indices, solving only
+  the arms that can win);
 * Thompson sampling: :mod:`.normal_draw_argmax` (the exact argmax of Gaussian posterior draws,
   turning into normals only the draws that can win);
 * cumulative regret: :mod:`.elimination_bounds` (EUCBV), :mod:`.arm_list` and
   :mod:`.divergence_test` (DMED), :mod:`.result_quota` (UCB-Improved, Median Elimination);
 * thresholding: :mod:`.arms_to_retest` (AugUCB's elimination tests);
-* fixed budget: :mod:`.pulls_since_start` (round robin), :mod:`.kept_arm_values` (SHVar and
-  SHAdaVar ratios), :mod:`.stage_pulls` and :mod:`.lookup_by_count` (SHAdaVar),
-  :mod:`.active_arms` (uniform allocation), :mod:`.gap_terms` (the GapE family and the
-  greedy-confidence-pursuit rules);
+* fixed budget: :mod:`.pulls_since_start` (round robin), :mod:`.stage_pulls` and
+  :mod:`.lookup_by_count` (SHAdaVar), :mod:`.active_arms` (uniform allocation),
+  :mod:`.gap_terms` (the GapE family and the greedy-confidence-pursuit rules);
 * fixed confidence: :mod:`.kept_top_set`, :mod:`.gap_round` and :mod:`.lookup_by_count_at_level`
   (UGapE, LUCB1).
 

@@ -27,7 +27,7 @@ from pydantic import Field
 from armlab.complexity import h_epsilon, mth_largest
 from armlab.errors import ConfigError
 from armlab.plugins._fast.gap_round import GapRound, KeptGapRound
-from armlab.plugins._fast.incremental_index import IncrementalIndex
+from armlab.plugins._fast.kept_arm_values import KeptArmValues
 from armlab.plugins._fast.lookup_by_count_at_level import LookupByCountAtLevel
 from armlab.plugins.fixed_confidence.common import (
     SET_OBJECTIVES,
@@ -151,7 +151,7 @@ class UGapEb(_UGapE):
         self.best_set = np.zeros((replicas, k), dtype=bool)
         self.next_arm = np.zeros(replicas, dtype=np.int64)  # I(t) of the last round computed
         # beta_k depends on the arm's count only: recomputed for the arms just observed
-        self._beta = IncrementalIndex(self.width_at, replicas, k)
+        self._beta = KeptArmValues(self.width_at, replicas, k)
 
     def _optimal_a(self, problem: Problem) -> np.ndarray:
         truth = problem.require_truth(self.name, "means (for a = 'optimal')", parameter="a to a number")

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import Field
 
 from armlab.errors import ConfigError
-from armlab.plugins._fast.incremental_index import IncrementalIndex
+from armlab.plugins._fast.kept_arm_values import KeptArmValues
 from armlab.plugins.index_policy import IndexPolicy
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.plugins.selection import TieBreak, tie_break_field
@@ -200,14 +200,14 @@ class ArmwiseKeyPolicy(IndexPolicy):
     The index maximised by :class:`~armlab.plugins.index_policy.IndexPolicy` is the key
     negated.  An arm's key depends on that arm's statistics and on constants of its replica
     only, so the index is kept by an
-    :class:`~armlab.plugins._fast.incremental_index.IncrementalIndex`, which recomputes only
+    :class:`~armlab.plugins._fast.kept_arm_values.KeptArmValues`, which recomputes only
     the arms just observed (:meth:`current_index`); a subclass that changes a replica's
     constants calls ``self.kept_index.refresh_rows``.
     """
 
     def reset(self, problem: Problem, replicas: int, rng: KeyedRandom) -> None:
         super().reset(problem, replicas, rng)
-        self.kept_index = IncrementalIndex(self._index_at, replicas, problem.n_arms)
+        self.kept_index = KeptArmValues(self._index_at, replicas, problem.n_arms)
 
     @abstractmethod
     def key(self, arm: ArmView) -> np.ndarray:
