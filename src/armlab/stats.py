@@ -49,7 +49,7 @@ class ArmStats:
         """Whether every replica has observed every trial it dispatched: none is in flight and
         none was ever released (a release leaves ``dispatched`` ahead for good), so the pulls
         are the counts and every change since a point was an observation."""
-        return bool((self.dispatched == self.observed).all())
+        return not (self.dispatched != self.observed).any()
 
     def variances(self, ddof: int = 0) -> np.ndarray:
         """Empirical variances; ``ddof=0`` is the biased ``M2/n``, ``ddof=1`` the sample one.

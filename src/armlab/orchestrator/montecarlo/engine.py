@@ -72,6 +72,8 @@ class Simulation:
         self.cp_regret = np.zeros((n, self.core.checkpoints.size))
         self.cp_error = np.zeros((n, self.core.checkpoints.size))
         self._all_rows = np.arange(n)
+        self._none_in_flight = np.zeros_like(self.core.dispatched)
+        self._none_in_flight.flags.writeable = False
         self._completed_cp = 0
 
     def __repr__(self) -> str:
@@ -119,8 +121,9 @@ class Simulation:
 
     @property
     def in_flight(self) -> np.ndarray:
+        """Trials in flight per replica (read-only: without a delay model, one array of zeros)."""
         if self.ledger is None:
-            return np.zeros_like(self.dispatched)
+            return self._none_in_flight
         return self.ledger.in_flight
 
     @property
