@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from armlab.cli import cli
 from armlab.orchestrator.journal.chained import COLUMN_NAMES
 from armlab.orchestrator.journal.postgres import JournalUnavailable, PostgresJournal
-from armlab.orchestrator.journal.postgres_schema import LOCK_CLASS
-from armlab.orchestrator.journal.schema import FORMAT_VERSION, Event
+from armlab.orchestrator.journal.postgres_schema import DATABASE_VERSION, LOCK_CLASS
+from armlab.orchestrator.journal.schema import Event
 from armlab.orchestrator.journal.store import Journal, JournalError
 
 pytestmark = [pytest.mark.postgres, pytest.mark.system]
@@ -160,13 +160,13 @@ def test_storage_init_creates_the_tables_once_and_upgrade_is_idempotent(postgres
     with pytest.raises(JournalError, match="holds no armlab tables: run armlab storage init"):
         PostgresJournal.create(postgres_url, "exp", {})
     first = storage("init", postgres_url)
-    assert first.exit_code == 0 and f"armlab's tables created (format {FORMAT_VERSION})" in first.output
+    assert first.exit_code == 0 and f"armlab's tables created (format {DATABASE_VERSION})" in first.output
     again = storage("init", postgres_url)
-    assert again.exit_code == 0 and f"already holds armlab's tables (format {FORMAT_VERSION}); nothing to do" in again.output
+    assert again.exit_code == 0 and f"already holds armlab's tables (format {DATABASE_VERSION}); nothing to do" in again.output
     upgraded = storage("upgrade", postgres_url)
-    assert upgraded.exit_code == 0 and f"armlab's tables is current (format {FORMAT_VERSION})" in upgraded.output
+    assert upgraded.exit_code == 0 and f"armlab's tables is current (format {DATABASE_VERSION})" in upgraded.output
     with psycopg.connect(postgres_url, autocommit=True) as db:
-        assert db.execute("SELECT max(version) FROM armlab_schema_version").fetchone() == (FORMAT_VERSION,)
+        assert db.execute("SELECT max(version) FROM armlab_schema_version").fetchone() == (DATABASE_VERSION,)
     PostgresJournal.create(postgres_url, "exp", {}).close()
 
 
@@ -174,7 +174,7 @@ def test_a_database_of_a_newer_format_is_refused_and_left_alone(postgres_storage
     with psycopg.connect(postgres_storage, autocommit=True) as db:
         db.execute("INSERT INTO armlab_schema_version VALUES (99, 0, 'later')")
     refused = storage("upgrade", postgres_storage)
-    assert refused.exit_code == 2 and f"format 99, newer than this armlab's {FORMAT_VERSION}" in refused.output
+    assert refused.exit_code == 2 and f"format 99, newer than this armlab's {DATABASE_VERSION}" in refused.output
     with pytest.raises(JournalError, match="use the armlab that upgraded it"):
         PostgresJournal.create(postgres_storage, "exp", {})
 

@@ -13,8 +13,7 @@ from typing import Any
 
 from armlab.errors import ArmlabError
 from armlab.orchestrator.journal.schema import Event
-from armlab.orchestrator.journal.store import Journal
-from armlab.storage.locate import journal_file
+from armlab.storage.locate import locate, opened_journal
 
 __all__ = ["LogNotFound", "LoggedRun", "read_run"]
 
@@ -31,13 +30,10 @@ class LoggedRun:
     events: list[Event]
 
 
-def _read_journal(path: Path) -> LoggedRun:
-    if not path.is_file():
-        raise LogNotFound(f"log {str(path)!r} does not exist: give a journal file (armlab run/serve --journal)")
-    with Journal.open(path) as journal:  # verifies the integrity chain while reading
-        return LoggedRun(journal.meta, list(journal.events()))
-
-
 def read_run(location: str | Path, experiment: str | None = None) -> LoggedRun:
     """The run logged at ``location``: a journal file, or a storage URL with ``experiment``."""
-    return _read_journal(journal_file(location, experiment))
+    located = locate(location, experiment)
+    if located.file is not None and not located.file.is_file():
+        raise LogNotFound(f"log {located.shown!r} does not exist: give a journal file (armlab run/serve --journal)")
+    with opened_journal(located) as journal:  # verifies the integrity chain while reading
+        return LoggedRun(journal.meta, list(journal.events()))

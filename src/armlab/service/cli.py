@@ -171,7 +171,8 @@ def _warn_if_exposed(host: str) -> None:
 
 @click.command("server")
 @click.option("--storage", default=DEFAULT_STORAGE, show_default=True, envvar="ARMLAB_STORAGE", show_envvar=True,
-              help="Where the experiments are kept: sqlite:///PATH (a catalog file, journals beside it).")
+              help="Where the experiments are kept: sqlite:///PATH (a catalog file, journals beside it), or "
+                   "postgresql://USER@HOST:PORT/DATABASE (after armlab storage init URL).")
 @click.option("--admin-token-file", type=click.Path(dir_okay=False), envvar="ARMLAB_ADMIN_TOKEN_FILE",
               show_envvar=True, help=f"File whose first line is the admin token (else ${ADMIN_TOKEN_ENV}).")
 @click.option("--max-loaded", default=DEFAULT_MAX_LOADED, show_default=True, type=click.IntRange(min=1),
@@ -191,6 +192,7 @@ def server_command(
     from armlab.service.auth import resolve_token
     from armlab.service.server_app import create_server_app
     from armlab.service.server_experiments import Experiments
+    from armlab.orchestrator.journal.postgres_schema import shown
     from armlab.storage import open_storage
 
     with ExitStack() as stack:
@@ -204,7 +206,7 @@ def server_command(
         experiments = Experiments(opened, app.registry, max_loaded=max_loaded, max_subscribers=max_subscribers)
         asgi = create_server_app(experiments, admin_token=token, max_body_size=max_body)
         server = _server(uvicorn, asgi, request_timeout, max_connections)
-        click.echo(f"armlab: server on http://{host}:{sock.getsockname()[1]} (storage {storage}, "
+        click.echo(f"armlab: server on http://{host}:{sock.getsockname()[1]} (storage {shown(storage)}, "
                    f"{len(opened.list_experiments())} experiments{', NO AUTHENTICATION' if token is None else ''})")
         sys.stdout.flush()
         _warn_if_exposed(host)

@@ -27,7 +27,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.routing import Mount
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from armlab._version import __version__
 from armlab.log import get_logger
@@ -40,7 +40,7 @@ from armlab.service.models import DEFAULT_MAX_BODY
 from armlab.service.request_checks import RequestChecks
 from armlab.service.server_access import ServerAccess, hash_token, new_token
 from armlab.service.server_experiments import Experiments, ExperimentUnavailable
-from armlab.storage.base import ExperimentExists, UnknownExperiment, check_name
+from armlab.storage.base import ExperimentExists, StorageUnavailable, UnknownExperiment, check_name
 
 __all__ = ["create_server_app"]
 
@@ -57,8 +57,27 @@ class TokenOut(BaseModel):
     token_id: str
 
 
+#: Seconds a client is asked to wait after a 503 (the storage or a journal cannot be reached or
+#: written now; an experiment whose journal failed is opened again by the next request).
+RETRY_AFTER = "1"
+
+
 def _detail(status: int, detail: Any) -> JSONResponse:
-    return JSONResponse({"detail": detail}, status_code=status)
+    headers = {"Retry-After": RETRY_AFTER} if status == 503 else None
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def _retry_after_on_503(send: Send) -> Send:
+    """``send``, adding Retry-After to a 503 answer that has none (a journal write that failed)."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 503:
+            headers = list(message.get("headers", []))
+            if not any(name.lower() == b"retry-after" for name, _ in headers):
+                message = {**message, "headers": [*headers, (b"retry-after", RETRY_AFTER.encode())]}
+        await send(message)
+
+    return sending
 
 
 class _ExperimentRoutes:
@@ -71,10 +90,10 @@ class _ExperimentRoutes:
         name = scope["path_params"]["name"]
         try:
             async with self.experiments.use(name) as loaded:
-                await loaded.app(scope, receive, send)
+                await loaded.app(scope, receive, _retry_after_on_503(send))
         except UnknownExperiment:
             await _detail(404, f"no experiment named {name!r}")(scope, receive, send)
-        except ExperimentUnavailable as exc:
+        except (ExperimentUnavailable, StorageUnavailable) as exc:
             await _detail(503, str(exc))(scope, receive, send)
 
 
@@ -114,7 +133,8 @@ def create_server_app(
         return _detail(404, str(exc))
 
     @app.exception_handler(ExperimentUnavailable)
-    async def unavailable(request: Request, exc: ExperimentUnavailable) -> JSONResponse:
+    @app.exception_handler(StorageUnavailable)
+    async def unavailable(request: Request, exc: Exception) -> JSONResponse:
         return _detail(503, str(exc))
 
     def issue_token(name: str) -> TokenOut:

@@ -37,7 +37,7 @@ from armlab.service.events import EventHub
 from armlab.service.models import DEFAULT_MAX_LOADED
 from armlab.service.experiment_configs import served_session
 from armlab.service.service import Service
-from armlab.storage.base import ExperimentExists, ExperimentRecord, Storage, UnknownExperiment
+from armlab.storage.base import ExperimentExists, ExperimentRecord, Storage, StorageUnavailable, UnknownExperiment
 
 __all__ = ["Experiments", "ExperimentUnavailable", "iso"]
 
@@ -237,6 +237,8 @@ class Experiments:
             }, service.last_activity or self.storage.get_experiment(loaded.name).last_activity)
         except UnknownExperiment:
             pass  # deleted meanwhile
+        except StorageUnavailable as exc:  # the cached summary is for listings only: the journal holds the state
+            log.warning("summary_not_saved", experiment=loaded.name, reason=str(exc))
 
 
 def _shown(service: Service) -> Any:

@@ -7,10 +7,10 @@ client tokens, never a token) and one *journal* per experiment, the same journal
 acknowledged, the integrity chain, exact replay, the behaviour on a full disk or a damaged
 or deleted file) holds for each experiment.
 
-The SQLite backend (:mod:`armlab.storage.sqlite`) implements it with files; a database
-server backend implements the same methods with tables, and returns journals with the
-:class:`~armlab.orchestrator.journal.store.Journal` interface (``meta``, ``events()``,
-``append_many()``, ``close()``).
+The SQLite backend (:mod:`armlab.storage.sqlite`) implements it with files; the PostgreSQL
+backend (:mod:`armlab.storage.postgres`) implements the same methods with tables, and
+returns journals with the :class:`~armlab.orchestrator.journal.store.Journal` interface
+(``meta``, ``events()``, ``append_many()``, ``backup()``, ``close()``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ from typing import Any, Protocol
 from armlab.errors import ArmlabError
 from armlab.orchestrator.journal.store import Journal
 
-__all__ = ["NAME_RULE", "ExperimentExists", "ExperimentRecord", "Storage", "UnknownExperiment", "check_name"]
+__all__ = [
+    "NAME_RULE", "ExperimentExists", "ExperimentRecord", "Storage", "StorageUnavailable", "UnknownExperiment",
+    "check_name",
+]
 
 #: Experiment names: 1-64 characters of letters, digits, ``.``, ``_`` and ``-``, not
 #: starting with ``.`` or ``-`` (a name is a URL segment and part of file names).
@@ -36,6 +39,11 @@ class ExperimentExists(ArmlabError):
 
 class UnknownExperiment(ArmlabError, LookupError):
     """No experiment of that name is in the storage."""
+
+
+class StorageUnavailable(ArmlabError):
+    """The storage's database cannot be reached now (it restarts, the connection was cut):
+    nothing was changed; try again shortly (the server answers 503 with Retry-After)."""
 
 
 def check_name(name: str) -> str:
@@ -97,7 +105,8 @@ class Storage(Protocol):
         """Open the journal of ``name`` exclusively, for replay and appends."""
 
     def journal_path(self, name: str) -> str:
-        """Where the journal of ``name`` is, for ``armlab journal`` and messages."""
+        """Where the journal of ``name`` is, for ``armlab journal`` and messages (a file path,
+        or the database URL and the journal's name)."""
 
     def close(self) -> None:
         """Release the catalog."""

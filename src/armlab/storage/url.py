@@ -1,7 +1,9 @@
 """Parse ``--storage URL`` and open the storage it names.
 
 Supported: ``sqlite:///PATH`` (three slashes then the path: ``sqlite:///./armlab.sqlite``
-relative to the working directory, ``sqlite:////var/lib/armlab.sqlite`` absolute).
+relative to the working directory, ``sqlite:////var/lib/armlab.sqlite`` absolute), and
+``postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE`` (a database prepared with
+``armlab storage init URL``; ``postgres://`` is accepted too).
 """
 
 from __future__ import annotations
@@ -11,10 +13,16 @@ from pathlib import Path
 from armlab.errors import ConfigError
 from armlab.storage.base import Storage
 
-__all__ = ["DEFAULT_STORAGE", "open_storage", "sqlite_path"]
+__all__ = ["DEFAULT_STORAGE", "is_postgresql", "open_storage", "sqlite_path"]
 
 DEFAULT_STORAGE = "sqlite:///./armlab.sqlite"
-_FORMS = "use sqlite:///PATH (e.g. sqlite:///./armlab.sqlite, or sqlite:////abs/path/armlab.sqlite)"
+_FORMS = ("use sqlite:///PATH (e.g. sqlite:///./armlab.sqlite, or sqlite:////abs/path/armlab.sqlite) or "
+          "postgresql://USER@HOST:PORT/DATABASE")
+
+
+def is_postgresql(url: str) -> bool:
+    """Whether ``url`` names a PostgreSQL database."""
+    return url.lower().startswith(("postgresql://", "postgres://"))
 
 
 def sqlite_path(url: str) -> Path:
@@ -22,8 +30,8 @@ def sqlite_path(url: str) -> Path:
     scheme, sep, rest = url.partition("://")
     if not sep:
         raise ConfigError(f"--storage {url!r} is not a storage URL: {_FORMS}")
-    if scheme.lower().startswith("postgres"):
-        raise ConfigError(f"--storage {url!r}: PostgreSQL storage is not available in this version; {_FORMS}")
+    if is_postgresql(url):
+        raise ConfigError(f"{url!r} is a PostgreSQL URL, not an SQLite file: {_FORMS}")
     if scheme.lower() != "sqlite":
         raise ConfigError(f"--storage {url!r}: unknown storage kind {scheme!r}; {_FORMS}")
     if not rest.startswith("/") or len(rest) < 2:
@@ -37,7 +45,12 @@ def sqlite_path(url: str) -> Path:
 
 
 def open_storage(url: str) -> Storage:
-    """Open (creating it if new) the storage named by ``url``."""
+    """Open the storage named by ``url`` (an SQLite catalog is created if new; a PostgreSQL
+    database must hold armlab's tables: ``armlab storage init URL``)."""
+    if is_postgresql(url):
+        from armlab.storage.postgres import PostgresStorage
+
+        return PostgresStorage.open(url)
     from armlab.storage.sqlite import SqliteStorage
 
     return SqliteStorage.open(url, sqlite_path(url))

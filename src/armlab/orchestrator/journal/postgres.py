@@ -38,7 +38,7 @@ from typing import Any
 from armlab.log import get_logger
 from armlab.orchestrator.journal.chained import COLUMN_NAMES, ChainedJournal, initial_meta
 from armlab.orchestrator.journal.integrity import JournalCorrupted, JournalError, genesis
-from armlab.orchestrator.journal.postgres_schema import LOCK_CLASS, connect, require_current, shown
+from armlab.orchestrator.journal.postgres_schema import LOCK_CLASS, JournalUnavailable, connect, require_current, shown
 from armlab.orchestrator.journal.schema import Event
 from armlab.orchestrator.journal.store import Journal
 
@@ -48,11 +48,6 @@ log = get_logger(__name__)
 
 _COPY = f"COPY armlab_events (journal, {', '.join(COLUMN_NAMES)}) FROM STDIN"
 _SELECT = f"SELECT {', '.join(COLUMN_NAMES)} FROM armlab_events WHERE journal = %b ORDER BY seq"
-
-
-class JournalUnavailable(JournalError):
-    """The journal's database cannot be reached now: nothing was acknowledged; open the
-    journal again once it answers (a service answers 503 with Retry-After meanwhile)."""
 
 
 class _Superseded(Exception):

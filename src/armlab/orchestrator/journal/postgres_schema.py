@@ -10,11 +10,16 @@ id (``armlab_journals.id``, the first column of every key, so each table is inde
   checks and unique indexes are those of :data:`~.schema.SCHEMA` (the single source), with
   SQLite's types given their PostgreSQL names: a column added there is added here.
 
+The catalog of ``armlab server --storage postgresql://...`` (:mod:`armlab.storage.postgres`)
+adds two tables: ``armlab_experiments`` (name, journal name, configuration text, created,
+stopped, cached summary, last activity) and ``armlab_tokens`` (client token hashes).
+
 ``armlab_schema_version`` records each applied migration; the database's version is the
-highest, and a journal opens only on a database of the journal format this armlab writes
-(:data:`~.schema.FORMAT_VERSION`).  :func:`upgrade` applies the missing migrations in order,
-in one transaction, under a lock (two processes upgrading at once take turns); it is
-idempotent.
+highest, and a journal or catalog opens only on a database of the version this armlab writes
+(:data:`DATABASE_VERSION`, the last migration's: the journal format
+:data:`~.schema.FORMAT_VERSION` up to 3, then the catalog's 4).  :func:`upgrade` applies
+the missing migrations in order, in one transaction, under a lock (two processes upgrading
+at once take turns); it is idempotent.
 """
 
 from __future__ import annotations
@@ -28,9 +33,12 @@ from urllib.parse import urlsplit, urlunsplit
 from armlab._version import __version__
 from armlab.extras import require
 from armlab.orchestrator.journal.integrity import JournalError
-from armlab.orchestrator.journal.schema import FORMAT_VERSION, SCHEMA
+from armlab.orchestrator.journal.schema import SCHEMA
 
-__all__ = ["LOCK_CLASS", "MIGRATIONS", "connect", "database_version", "require_current", "shown", "upgrade"]
+__all__ = [
+    "DATABASE_VERSION", "LOCK_CLASS", "MIGRATIONS", "JournalUnavailable", "connect", "database_version",
+    "require_current", "shown", "upgrade",
+]
 
 #: The first key of armlab's advisory locks (ASCII "arml"); the second is a journal's id.
 LOCK_CLASS = 0x61726D6C
@@ -50,6 +58,24 @@ CREATE TABLE IF NOT EXISTS armlab_journal_meta (
 )
 """
 
+_CATALOG = """
+CREATE TABLE IF NOT EXISTS armlab_experiments (
+    name TEXT PRIMARY KEY,
+    journal TEXT NOT NULL UNIQUE,
+    config TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL,
+    stopped BOOLEAN NOT NULL DEFAULT FALSE,
+    summary TEXT,
+    last_activity DOUBLE PRECISION
+);
+CREATE TABLE IF NOT EXISTS armlab_tokens (
+    token_id TEXT PRIMARY KEY,
+    experiment TEXT NOT NULL REFERENCES armlab_experiments (name) ON DELETE CASCADE,
+    hash TEXT NOT NULL UNIQUE
+);
+CREATE INDEX IF NOT EXISTS armlab_tokens_experiment ON armlab_tokens (experiment)
+"""
+
 _VERSIONS = """
 CREATE TABLE IF NOT EXISTS armlab_schema_version (
     version INTEGER PRIMARY KEY,
@@ -57,6 +83,11 @@ CREATE TABLE IF NOT EXISTS armlab_schema_version (
     armlab_version TEXT NOT NULL
 )
 """
+
+
+class JournalUnavailable(JournalError):
+    """The database cannot be reached now: nothing was acknowledged; open the journal (or the
+    storage) again once it answers (a service answers 503 with Retry-After meanwhile)."""
 
 
 def _statements(schema: str) -> list[str]:
@@ -99,11 +130,23 @@ def _tables_of_the_schema(db: Any) -> None:
         db.execute(statement)
 
 
-#: The migrations, by the version they bring the database to, applied in order.  Format 2 is
-#: the first PostgreSQL holds; format 3 adds the decision log's nullable columns.  A later
-#: format whose change schema.py describes (a new nullable column, a new index) adds
-#: ``(N, _tables_of_the_schema)``; one that rewrites data adds its own step.
-MIGRATIONS: tuple[tuple[int, Callable[[Any], None]], ...] = ((2, _tables_of_the_schema), (3, _tables_of_the_schema))
+def _catalog(db: Any) -> None:
+    """Create the catalog of ``armlab server``'s experiments and their client tokens."""
+    for statement in _statements(_CATALOG):
+        db.execute(statement)
+
+
+#: The migrations, by the version they bring the database to, applied in order.  Versions 2
+#: and 3 are the journal formats 2 (the first PostgreSQL holds) and 3 (the decision log's
+#: nullable columns); 4 adds the server's catalog.  A later journal format whose change
+#: schema.py describes (a new nullable column, a new index) adds ``(N, _tables_of_the_schema)``
+#: with the next number; one that rewrites data adds its own step.
+MIGRATIONS: tuple[tuple[int, Callable[[Any], None]], ...] = (
+    (2, _tables_of_the_schema), (3, _tables_of_the_schema), (4, _catalog),
+)
+
+#: The version of armlab's tables this armlab reads and writes: the last migration's.
+DATABASE_VERSION = MIGRATIONS[-1][0]
 
 
 def shown(url: str) -> str:
@@ -123,7 +166,7 @@ def connect(url: str, timeout: float = 10.0) -> Any:
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
     except psycopg.Error as exc:
-        raise JournalError(f"cannot connect to {shown(url)}: {str(exc).strip()}") from None
+        raise JournalUnavailable(f"cannot connect to {shown(url)}: {str(exc).strip()}") from None
 
 
 def database_version(db: Any) -> int | None:
@@ -138,12 +181,12 @@ def require_current(db: Any, url: str) -> None:
     version = database_version(db)
     if version is None:
         raise JournalError(f"{shown(url)} holds no armlab tables: run armlab storage init {shown(url)}")
-    if version < FORMAT_VERSION:
+    if version < DATABASE_VERSION:
         raise JournalError(f"{shown(url)} holds armlab's tables of format {version}; this armlab writes format "
-                           f"{FORMAT_VERSION}: run armlab storage upgrade {shown(url)}")
-    if version > FORMAT_VERSION:
+                           f"{DATABASE_VERSION}: run armlab storage upgrade {shown(url)}")
+    if version > DATABASE_VERSION:
         raise JournalError(f"{shown(url)} holds armlab's tables of format {version}, newer than this armlab's "
-                           f"{FORMAT_VERSION}: use the armlab that upgraded it")
+                           f"{DATABASE_VERSION}: use the armlab that upgraded it")
 
 
 def upgrade(url: str) -> tuple[int | None, int]:
@@ -151,7 +194,7 @@ def upgrade(url: str) -> tuple[int | None, int]:
     with connect(url) as db, db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(%s, 0)", (LOCK_CLASS,))  # one upgrade at a time
         before = database_version(db)
-        if before is not None and before > FORMAT_VERSION:
+        if before is not None and before > DATABASE_VERSION:
             require_current(db, url)  # raises: a newer armlab's tables are never touched
         db.execute(_VERSIONS)
         for version, migrate in MIGRATIONS:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from armlab.orchestrator.journal.integrity import JournalCorrupted, JournalError
 from armlab.orchestrator.journal.schema import Event
 from armlab.orchestrator.journal.store import Journal
 
-__all__ = ["salvage"]
+__all__ = ["salvage", "salvage_into"]
 
 
 def salvage(source: str | Path, target: str | Path) -> int:
@@ -23,16 +25,22 @@ def salvage(source: str | Path, target: str | Path) -> int:
     except sqlite3.DatabaseError as exc:
         db.close()
         raise JournalError(f"{str(source)!r}: its meta data cannot be read ({exc}); nothing to salvage") from None
-    reader = Journal(source, db)
+    try:
+        return salvage_into(target, meta, Journal(source, db).events(), str(source))
+    finally:
+        db.close()
+
+
+def salvage_into(target: str | Path, meta: dict[str, Any], events: Iterator[Event], source: str) -> int:
+    """Write the events of ``events`` up to the first that does not verify into the new
+    journal ``target`` (with the experiment's ``meta``); return how many were kept."""
     kept: list[Event] = []
     try:
-        for event in reader.events():
+        for event in events:
             kept.append(event)
     except JournalCorrupted:
         pass
-    finally:
-        db.close()
     created = {k: v for k, v in meta.items() if k not in ("format", "armlab_version", "created_at", "state")}
-    with Journal.create(target, {**created, "salvaged_from": str(source)}) as journal:
+    with Journal.create(target, {**created, "salvaged_from": source}) as journal:
         journal.append_many(kept)
     return len(kept)
