@@ -228,3 +228,10 @@ def test_the_evaluation_is_written_as_data(floored_log, tmp_path):
     bad = runner.invoke(cli, ["--no-plugins", "evaluate", str(floored_log), "--policy", "uniform",
                               "--out", str(tmp_path / "taken" / "eval")])
     assert bad.exit_code == 2 and "cannot write the evaluation" in bad.output and "Traceback" not in bad.output
+
+
+def test_an_evaluation_document_hides_the_password_of_a_storage_url():
+    from armlab.decisionlog.evaluate import Evaluation
+
+    evaluation = Evaluation(trials=0, results={}, log="postgresql://lab:s3cret@db.example:5432/armlab")
+    assert evaluation.document()["log"] == "postgresql://lab:***@db.example:5432/armlab"

@@ -35,6 +35,7 @@ from armlab.decisionlog.results import KIND
 from armlab.decisionlog.source import read_run
 from armlab.decisionlog.table import TrialTable, trial_table
 from armlab.errors import ArmlabError
+from armlab.orchestrator.journal.postgres_schema import shown as without_password
 from armlab.plugins.interfaces import STOPPED, Policy
 from armlab.plugins.registry import Registry, default_registry
 from armlab.problem import Problem
@@ -95,10 +96,10 @@ class Evaluation:
         return [{"policy": label, **e.as_dict()} for label, estimates in self.results.items() for e in estimates]
 
     def document(self) -> dict[str, Any]:
-        """The evaluation as data (:mod:`.results`): the log, its trials and every row; an
-        unbounded reward range is ``null`` (JSON has no infinity)."""
+        """The evaluation as data (:mod:`.results`): the log (a URL's password hidden), its
+        trials and every row; an unbounded reward range is ``null`` (JSON has no infinity)."""
         bounded = all(np.isfinite(self.reward_range))
-        return {"kind": KIND, "log": self.log, "experiment": self.experiment, "bandit": self.bandit,
+        return {"kind": KIND, "log": without_password(self.log), "experiment": self.experiment, "bandit": self.bandit,
                 "logging_policy": self.logging_policy, "trials": self.trials,
                 "estimated_propensities": self.estimated_propensities,
                 "reward_range": [float(x) for x in self.reward_range] if bounded else None,
