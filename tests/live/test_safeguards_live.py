@@ -68,9 +68,10 @@ def test_a_guardrail_retires_the_slow_arm_with_evidence_and_a_replay_gives_the_s
     assert status["units"]["bound"] == 400 and status["units"]["repeat_exposures"] > 0
     assert all(i is None or 0 <= i[0] <= i[1] <= 1 for i in status["anytime_intervals"])
     assert status["confidence"]["label"].startswith("fixed-sample")
-    with sqlite3.connect(path) as db:
-        assert db.execute("SELECT count(*) FROM events WHERE unit IS NOT NULL").fetchone()[0] > 400  # rebound units too
-        metrics = db.execute("SELECT metrics FROM events WHERE kind = 'result' LIMIT 1").fetchone()[0]
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT count(*) FROM events WHERE unit IS NOT NULL").fetchone()[0] > 400  # rebound units too
+    metrics = db.execute("SELECT metrics FROM events WHERE kind = 'result' LIMIT 1").fetchone()[0]
+    db.close()
     assert json.loads(metrics)["latency_ms"] in (100.0, 900.0)
     again = LiveSession.open(journal=path, registry=registry)
     try:
