@@ -42,6 +42,7 @@ from armlab.config_tables import (
 )
 from armlab.errors import ConfigError
 from armlab.problem import Objective
+from armlab.safeguards.config import GuardrailConfig, StoppingConfig
 
 __all__ = [
     "BANDITS_SOURCE",
@@ -112,6 +113,14 @@ class ExperimentConfig(_Strict):
         description="live runs: the share of trials sent to a uniformly drawn active arm, so every arm keeps "
         "a propensity of at least exploration_floor / K for offline evaluation (docs/decision-log.md)",
     )
+    guardrails: list[GuardrailConfig] = Field(
+        default_factory=list,
+        description="live runs: [[guardrails]] retire an arm whose metric mean is surely beyond a bound "
+        "(docs/safeguards.md)",
+    )
+    stopping: StoppingConfig | None = Field(
+        None, description='live runs: [stopping] rule = "anytime" stops once the best arm is surely best',
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -157,6 +166,12 @@ class ExperimentConfig(_Strict):
                 f"two policies share the label {dupes[0]!r}; give each a distinct label = \"...\""
             )
         self._check_delay()
+        metrics = [g.metric for g in self.guardrails]
+        repeated = sorted({m for m in metrics if metrics.count(m) > 1})
+        if repeated:
+            raise ValueError(
+                f"guardrails: two entries guard the metric {repeated[0]!r}; keep one [[guardrails]] per metric"
+            )
         if self.sweep is not None:
             table, swept = self.sweep.parameter.split(".", 1)
             if table == "problem" and swept not in ProblemConfig.model_fields:

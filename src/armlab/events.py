@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 __all__ = [
     "ArmEliminated",
     "ArmRetired",
+    "AttritionFlagged",
     "BanditConfident",
     "CheckpointReached",
     "EVENT_TYPES",
@@ -126,13 +127,25 @@ class ArmEliminated(ExperimentEvent):
 
 @dataclass(frozen=True, slots=True)
 class ArmRetired(ExperimentEvent):
-    """An operator retired ``arm`` of ``bandit``: never dispatched again, its results kept."""
+    """An operator or a guardrail retired ``arm`` of ``bandit``: never dispatched again, its
+    results kept.  A guardrail's ``reason`` is JSON, ``{"guardrail": evidence}`` (docs/safeguards.md)."""
 
     kind: ClassVar[str] = "arm_retired"
     bandit: int
     arm: int
     trials: int
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttritionFlagged(ExperimentEvent):
+    """The attrition check of ``bandit`` fired: the share of trials that come back differs
+    across its arms (anytime-valid ``p_value``, docs/safeguards.md); sent once."""
+
+    kind: ClassVar[str] = "attrition_flagged"
+    bandit: int
+    p_value: float
+    trials: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +189,9 @@ class CheckpointReached(ExperimentEvent):
 
 @dataclass(frozen=True, slots=True)
 class ExperimentStopped(ExperimentEvent):
-    """No trial will be dispatched any more: ``reason`` is ``"budget"`` (spent) or
-    ``"confident"`` (every stopping rule passed its test)."""
+    """No trial will be dispatched any more: ``reason`` is ``"budget"`` (spent),
+    ``"confident"`` (every stopping rule passed its test), ``"anytime"`` (``[stopping]``) or
+    ``"allocator"``."""
 
     kind: ClassVar[str] = "experiment_stopped"
     reason: str
@@ -201,6 +215,6 @@ EVENT_TYPES: dict[str, type[ExperimentEvent]] = {
     cls.kind: cls
     for cls in (
         TrialDispatched, TrialObserved, TrialFailed, TrialAbandoned, ReportLate, ArmEliminated, ArmRetired,
-        BanditConfident, RecommendationChanged, CheckpointReached, ExperimentStopped, PolicyFinished,
+        AttritionFlagged, BanditConfident, RecommendationChanged, CheckpointReached, ExperimentStopped, PolicyFinished,
     )
 }

@@ -1,5 +1,6 @@
-"""Fields a live experiment cannot honour, refused instead of silently ignored (and the one
-live-only field, ``exploration_floor``, refused for a Monte Carlo run).
+"""Fields a live experiment cannot honour, refused instead of silently ignored (and the
+live-only fields, ``exploration_floor``, ``[[guardrails]]`` and ``[stopping]``, refused for a
+Monte Carlo run).
 
 A live run is one sequence of real trials: there is no second replica to run and no second
 configuration to sweep over, so ``replicas`` (other than 1) and ``[sweep]`` would change
@@ -10,11 +11,15 @@ out is accepted: it was never asked for.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 from armlab.config import ExperimentConfig
 from armlab.errors import ConfigError, PluginError
+from armlab.plugins.interfaces import Policy
 from armlab.plugins.registry import Registry
 
-__all__ = ["has_live_source", "refuse_ignored_live_fields"]
+__all__ = ["has_live_source", "refuse_ignored_live_fields", "refuse_unusable_safeguards"]
 
 #: ``replicas`` when the config does not set it (a live config need not mention it).
 _DEFAULT_REPLICAS = ExperimentConfig.model_fields["replicas"].default
@@ -59,6 +64,12 @@ def refuse_ignored_live_fields(
                 f"{config.exploration_floor} would only change the policy under study: remove it (it applies "
                 "to live sources)"
             )
+        if config.guardrails or config.stopping is not None:
+            table = "guardrails" if config.guardrails else "stopping"
+            raise ConfigError(
+                f"{table}: the safeguards watch live experiments (docs/safeguards.md); a Monte Carlo run "
+                f"compares policies under a fixed budget, so [{table}] would change nothing: remove it"
+            )
         return
     sweep = config.sweep
     if sweep is not None:
@@ -76,3 +87,32 @@ def refuse_ignored_live_fields(
             f"replicas: a live experiment is one replica of real trials, so replicas = {config.replicas} "
             "would be ignored: set replicas = 1 or remove it"
         )
+
+
+def refuse_unusable_safeguards(
+    config: ExperimentConfig, policies: Sequence[tuple[str, type[Policy]]], reward_ranges: Sequence[tuple[float, float]]
+) -> None:
+    """Raise :class:`~armlab.errors.ConfigError` when a live experiment's safeguards cannot work.
+
+    ``[[guardrails]]`` retire arms, which only policies that skip inactive arms honour
+    (``policies``: label and class of each); ``[stopping] rule = "anytime"`` needs every
+    bandit's source to declare a finite reward range (``reward_ranges``, one per bandit):
+    its confidence sequences are built for values in that range.
+    """
+    if config.guardrails:
+        cannot = [label for label, cls in policies if not cls.honours_inactive_arms]
+        if cannot:
+            raise ConfigError(
+                f"guardrails: policy {cannot[0]!r} cannot retire arms (its rule may still pick an inactive arm), "
+                "so a guardrail could not act; use a policy that can (ucb1, thompson, klucb, eucbv, gape, apt, "
+                "uniform) or remove [[guardrails]]"
+            )
+    if config.stopping is not None:
+        for bandit, (low, high) in enumerate(reward_ranges):
+            if not (math.isfinite(low) and math.isfinite(high)):
+                where = "source" if len(reward_ranges) == 1 else f"bandits[{bandit}].source"
+                raise ConfigError(
+                    f"stopping: rule = \"anytime\" needs rewards in a known range, but {where} declares "
+                    f"[{low}, {high}]; declare the source's reward range (reward_min and reward_max) "
+                    "or remove [stopping]"
+                )

@@ -32,7 +32,7 @@ from armlab.config import (
 )
 from armlab.config_paths import PathBase, path_context
 from armlab.errors import ArmlabError, ConfigError, PluginError
-from armlab.live_rules import refuse_ignored_live_fields
+from armlab.live_rules import refuse_ignored_live_fields, refuse_unusable_safeguards
 from armlab.multibandit import BanditProblem
 from armlab.plugins.interfaces import Allocator, PluginParams, Policy, RewardSource
 from armlab.plugins.registry import Registry
@@ -197,6 +197,9 @@ def build_plan(config: ExperimentConfig, registry: Registry, dry_run: bool = Tru
     if dry_run:
         plan = dataclasses.replace(plan, arm_counts=_dry_run(plan))
     refuse_ignored_live_fields(config, plan.live)
+    if plan.live and (config.guardrails or config.stopping is not None):
+        refuse_unusable_safeguards(config, [(spec.label, spec.cls) for spec in specs],
+                                   [bandit.create_source().reward_range for bandit in bandits])
     return plan
 
 

@@ -199,7 +199,10 @@ def test_status_reports_intervals(live):
             assert interval is None
         else:
             mean, sd = status["means"][arm], np.sqrt(exp.stats.variances(ddof=1)[0, arm] / counts[arm])
-            assert interval == pytest.approx([mean - 1.959964 * sd, mean + 1.959964 * sd])
+            # clipped to the declared reward range (issue 32: [-0.48, 1.48] is no interval of a mean in [0, 1])
+            low, high = exp.problem.reward_range
+            assert interval == pytest.approx([max(low, mean - 1.959964 * sd), min(high, mean + 1.959964 * sd)])
+    assert status["confidence"]["label"] == "fixed-sample: valid only at one pre-planned look"
 
 
 # -- replay: the same events in the same order give the same state ---------------------------

@@ -98,7 +98,7 @@ async def test_ask_tell_abandon_status(open_session):
     async with served(session) as client:
         first = (await client.post("/ask", json={})).json()
         assert first == {"trial_id": 0, "arm": first["arm"], "arm_name": "ABC"[first["arm"]], "bandit": 0, "bandit_label": "bandit0",
-                         "pull": 0, "status": "pending"}
+                         "pull": 0, "status": "pending", "unit": None, "exposure": "new"}
         second = (await client.post("/ask", json={})).json()  # no fields at all is fine too
         told = await client.post("/tell", json={"trial_id": 0, "reward": 1})
         assert told.status_code == 200 and told.json() == {"trial_id": 0, "status": "accepted", "message": ""}

@@ -6,12 +6,13 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Final, Self
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, NamedTuple, Self
 
 from armlab.errors import TrialFailed
 from armlab.plugins.interfaces import Plugin
 
-__all__ = ["DEFERRED", "LiveSource", "RewardRejected", "Trial", "validate_reward"]
+__all__ = ["DEFERRED", "LiveSource", "Measured", "RewardRejected", "Trial", "validate_reward"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,18 @@ class Trial:
     arm: int
     bandit: int = 0
     pull: int = 0  # how many times this arm was pulled before (0-based)
+    #: what an ask of a sticky unit got: "new" (this trial was dispatched for it), "open" (the
+    #: unit's trial still open), "repeat" (a closed trial's arm again), "rebound" (a new trial:
+    #: the unit's arm was retired); docs/safeguards.md
+    exposure: str = "new"
+
+
+class Measured(NamedTuple):
+    """A reward with named metrics besides it (``{"reward": r, "metrics": {...}}`` from a
+    pipeline): the metrics are journaled and watched by ``[[guardrails]]`` (docs/safeguards.md)."""
+
+    reward: Any
+    metrics: Mapping[str, Any]
 
 
 class _Deferred:
@@ -113,5 +126,6 @@ class LiveSource(Plugin, ABC):
         return None
 
     @abstractmethod
-    async def pull(self, trial: Trial) -> float | _Deferred:
-        """Run one trial and return its reward (or :data:`DEFERRED`)."""
+    async def pull(self, trial: Trial) -> float | Measured | _Deferred:
+        """Run one trial and return its reward, the reward with metrics (:class:`Measured`),
+        or :data:`DEFERRED`."""

@@ -34,7 +34,7 @@ class CallbackParams(AdapterParams):
         None,
         pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
         description="'module:function' to import, looked for next to the config file first; it gets "
-        "the Trial and returns the reward (a number or {'reward': x}); may be async",
+        "the Trial and returns the reward (a number, or {'reward': x, 'metrics': {name: number}}); may be async",
     )
     threads: int = Field(
         4,

@@ -57,7 +57,8 @@ class Command(AdapterSource):
     The trial is passed both ways: placeholders in the arguments, and the environment
     variables ``ARMLAB_TRIAL_ID``, ``ARMLAB_ARM``, ``ARMLAB_ARM_NAME``, ``ARMLAB_BANDIT``,
     ``ARMLAB_PULL`` and ``ARMLAB_ATTEMPT`` (0 first, 1 for the first retry...).  The reward
-    is the whole standard output read as JSON (a number, or an object with ``reward``; an
+    is the whole standard output read as JSON (a number, or an object with ``reward`` and
+    optionally ``metrics``, an object of name to number, for ``[[guardrails]]``; an
     object with ``error`` fails the trial), or else its last non-empty line.  A non-zero
     exit status, unreadable output or a timeout fail the attempt; the reason carries the
     tail of standard error (its last ``stderr_tail`` characters, all that is kept).  The

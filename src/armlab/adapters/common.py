@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 from pydantic import Field, model_validator
 
-from armlab.adapters.base import DEFERRED, LiveSource, RewardRejected, Trial, _Deferred, validate_reward
+from armlab.adapters.base import DEFERRED, LiveSource, Measured, RewardRejected, Trial, _Deferred, validate_reward
 from armlab.errors import TrialFailed
 from armlab.log import get_logger
 from armlab.plugins.interfaces import PluginParams
@@ -131,6 +131,8 @@ class AdapterSource(ArmsSource):
             except TimeoutError:
                 reason = f"attempt timed out after {p.timeout} s{self.timeout_detail()}"
                 continue
+            if isinstance(value, Measured):
+                return Measured(validate_reward(value.reward, self.reward_range), value.metrics)
             return value if value is DEFERRED else validate_reward(value, self.reward_range)
         attempts = f" (after {p.retries + 1} attempts)" if p.retries else ""
         raise TrialFailed(reason + attempts)
@@ -184,13 +186,15 @@ class BoundedAnswer:
 
 
 def reward_of(value: Any) -> Any:
-    """The reward in a pipeline's answer: a number, or a JSON object with a ``reward`` field.
+    """The reward in a pipeline's answer: a number, or a JSON object with a ``reward`` field
+    and optionally ``metrics`` (an object of name to number: then a :class:`Measured`).
 
     An object with an ``error`` field (and no reward) is a failed trial carrying that error.
     """
     if isinstance(value, Mapping):
         if "reward" in value:
-            return value["reward"]
+            metrics = value.get("metrics")
+            return value["reward"] if metrics is None else Measured(value["reward"], metrics)
         if "error" in value:
             raise TrialFailed(f"the pipeline reported an error: {str(value['error'])[:500]}")
         raise TrialFailed(f"the answer has no 'reward' field: {sorted(value)[:10]}")

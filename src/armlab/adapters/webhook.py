@@ -38,7 +38,7 @@ class Webhook(AdapterSource):
     """POST ``{"trial_id", "arm", "arm_name", "bandit", "pull", "attempt"}`` to ``url`` per trial.
 
     With ``reward_in_response`` the 2xx response body is the reward (a JSON number, or an
-    object with ``reward``); otherwise a 2xx response means "accepted", the trial stays
+    object with ``reward`` and optionally ``metrics``, name to number); otherwise a 2xx response means "accepted", the trial stays
     pending, and its reward arrives through the ask/tell service's ``/tell`` (which needs
     ``armlab serve``; ``[feedback] timeout`` bounds the wait).  A response that does carry
     a reward is used either way.  Connection errors, non-2xx statuses and a body over

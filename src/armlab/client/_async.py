@@ -81,17 +81,17 @@ class AsyncClient(Awaiting, p.ExperimentClientBase):
     """The asynchronous twin of :class:`~armlab.client.Client`: the same arguments, the same
     methods as coroutines, ``async with`` and ``aclose()``; ``http`` is an ``httpx.AsyncClient``."""
 
-    async def ask(self, key: str | None = None, wait: float = 0.0) -> TrialOut:
+    async def ask(self, key: str | None = None, wait: float = 0.0, unit: str | None = None) -> TrialOut:
         """The next trial to run (see :meth:`Client.ask`)."""
-        return await self.run(self.experiment_protocol.ask(key, wait))
+        return await self.run(self.experiment_protocol.ask(key, wait, unit))
 
-    async def ask_many(self, count: int, keys: list[str] | None = None) -> AskBatchOut:
+    async def ask_many(self, count: int, keys: list[str] | None = None, units: list[str] | None = None) -> AskBatchOut:
         """Up to ``count`` trials in one request (see :meth:`Client.ask_many`)."""
-        return await self.run(self.experiment_protocol.ask_many(count, keys))
+        return await self.run(self.experiment_protocol.ask_many(count, keys, units))
 
-    async def tell(self, trial_id: int, reward: float) -> ReportOut:
+    async def tell(self, trial_id: int, reward: float, metrics: Mapping[str, float] | None = None) -> ReportOut:
         """Report a trial's reward (see :meth:`Client.tell`)."""
-        return await self.run(self.experiment_protocol.tell(trial_id, reward))
+        return await self.run(self.experiment_protocol.tell(trial_id, reward, metrics))
 
     async def tell_many(self, reports: Iterable[tuple[int, Any] | Mapping[str, Any]]) -> TellBatchOut:
         """Report many rewards in one request (see :meth:`Client.tell_many`)."""

@@ -99,26 +99,35 @@ def _nothing(answer: Any) -> None:
 # -- one experiment's routes (``armlab serve``'s, or ``/experiments/{name}/...``) -----------
 
 
-def ask_call(key: str, wait: float) -> Call[TrialOut]:
-    return Call("POST", "/ask", TrialOut.model_validate, {"key": key, "wait": wait}, _ASK_ERRORS, held=wait)
+def ask_call(key: str, wait: float, unit: str | None = None) -> Call[TrialOut]:
+    body: dict[str, Any] = {"key": key, "wait": wait}
+    if unit is not None:  # sent only when given: a service from before sticky units takes the others
+        body["unit"] = unit
+    return Call("POST", "/ask", TrialOut.model_validate, body, _ASK_ERRORS, held=wait)
 
 
-def ask_many_call(count: int, keys: list[str] | None) -> Call[AskBatchOut]:
+def ask_many_call(count: int, keys: list[str] | None, units: list[str] | None = None) -> Call[AskBatchOut]:
     if not 1 <= count <= MAX_BATCH:
         raise ValueError(f"count must be between 1 and {MAX_BATCH}, not {count}")
     keys = [new_key() for _ in range(count)] if keys is None else list(keys)
     if len(keys) != count:
         raise ValueError(f"give one key per trial ({count}), not {len(keys)}")
-    return Call("POST", "/ask/batch", AskBatchOut.model_validate, {"count": count, "keys": keys},
-                _ASK_ERRORS)
+    body: dict[str, Any] = {"count": count, "keys": keys}
+    if units is not None:
+        if len(units) != count:
+            raise ValueError(f"give one unit per ask ({count}), not {len(units)}")
+        body["units"] = list(units)
+    return Call("POST", "/ask/batch", AskBatchOut.model_validate, body, _ASK_ERRORS)
 
 
-def tell_call(trial_id: int, reward: Any) -> Call[ReportOut]:
+def tell_call(trial_id: int, reward: Any, metrics: Mapping[str, Any] | None = None) -> Call[ReportOut]:
     value, problem = json_reward(reward)
     if problem is not None:
         raise RewardRejectedError(f"trial {trial_id}: {problem}")
-    return Call("POST", "/tell", ReportOut.model_validate, {"trial_id": trial_id, "reward": value},
-                {**_TRIAL_ERRORS, 422: RewardRejectedError})
+    body: dict[str, Any] = {"trial_id": trial_id, "reward": value}
+    if metrics is not None:
+        body["metrics"] = json_metrics(metrics)
+    return Call("POST", "/tell", ReportOut.model_validate, body, {**_TRIAL_ERRORS, 422: RewardRejectedError})
 
 
 def abandon_call(trial_id: int, reason: str) -> Call[ReportOut]:
@@ -157,6 +166,11 @@ def json_reward(reward: Any) -> tuple[Any, str | None]:
     return value, None if math.isfinite(value) else f"reward must be a finite number, got {value!r}"
 
 
+def json_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Named metrics as JSON carries them (NumPy scalars as floats); the service judges them."""
+    return {name: json_reward(value)[0] for name, value in metrics.items()}
+
+
 class TellBatch:
     """The reports of one ``tell_many``: those JSON can carry go to the service; rewards that
     are no finite float (NaN, infinities, integers past the largest float) get their
@@ -167,14 +181,17 @@ class TellBatch:
         self.refused: dict[int, ItemReportOut] = {}  # position -> its result
         for position, report in enumerate(reports):
             if isinstance(report, Mapping):
-                trial_id, reward = report["trial_id"], report["reward"]
+                trial_id, reward, metrics = report["trial_id"], report["reward"], report.get("metrics")
             else:
-                trial_id, reward = report
+                trial_id, reward, metrics = (*report, None) if len(report) == 2 else report
             value, problem = json_reward(reward)
             if problem is not None:
                 self.refused[position] = ItemReportOut(trial_id=trial_id, status="rejected", message=problem)
             else:
-                self.items.append({"trial_id": trial_id, "reward": value})
+                item = {"trial_id": trial_id, "reward": value}
+                if metrics is not None:
+                    item["metrics"] = json_metrics(metrics)
+                self.items.append(item)
         if len(self.items) + len(self.refused) > MAX_BATCH:
             raise ValueError(f"at most {MAX_BATCH} reports per batch, not {len(self.items) + len(self.refused)}")
 

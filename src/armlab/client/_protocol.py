@@ -252,25 +252,25 @@ class ExperimentProtocol(Protocol):
     def perform(self, call: Call[T]) -> Operation[T]:
         return (yield from super().perform(call.under(self.prefix) if self.prefix else call))
 
-    def ask(self, key: str | None, wait: float) -> Operation[TrialOut]:
+    def ask(self, key: str | None, wait: float, unit: str | None = None) -> Operation[TrialOut]:
         key = new_key() if key is None else key
         until = time.monotonic() + wait
         while True:
             sent_at = time.monotonic()
             held = min(max(0.0, until - sent_at), MAX_SERVER_WAIT)
             try:
-                return (yield from self.perform(calls.ask_call(key, held)))
+                return (yield from self.perform(calls.ask_call(key, held, unit)))
             except NoTrialError as exc:
                 delay = next_ask_delay(exc, until, sent_at, held)
                 if delay is None:
                     raise
             yield Pause(delay)
 
-    def ask_many(self, count: int, keys: list[str] | None) -> Operation[AskBatchOut]:
-        return self.perform(calls.ask_many_call(count, keys))
+    def ask_many(self, count: int, keys: list[str] | None, units: list[str] | None = None) -> Operation[AskBatchOut]:
+        return self.perform(calls.ask_many_call(count, keys, units))
 
-    def tell(self, trial_id: int, reward: Any) -> Operation[ReportOut]:
-        return self.perform(tell_call(trial_id, reward))
+    def tell(self, trial_id: int, reward: Any, metrics: Mapping[str, Any] | None = None) -> Operation[ReportOut]:
+        return self.perform(tell_call(trial_id, reward, metrics))
 
     def tell_many(self, reports: Iterable[tuple[int, Any] | Mapping[str, Any]]) -> Operation[TellBatchOut]:
         batch = TellBatch(reports)

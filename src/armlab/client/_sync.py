@@ -87,33 +87,36 @@ class Client(Blocking, p.ExperimentClientBase):
     replaces httpx's (tests, ``httpx.MockTransport``).
     """
 
-    def ask(self, key: str | None = None, wait: float = 0.0) -> TrialOut:
+    def ask(self, key: str | None = None, wait: float = 0.0, unit: str | None = None) -> TrialOut:
         """The next trial to run.
 
         ``key`` (a new random one by default) is sent with every retry, so an answer lost
         in transit (or in a crash of the service) gives the same trial, not a second one.
         ``wait``: seconds to wait for a free in-flight slot; :class:`NoTrialError`
         (``in_flight_full``) once it ran out, :class:`ExperimentStoppedError` when no trial
-        will be dispatched any more.
+        will be dispatched any more.  ``unit`` (a user, a session) keeps the arm sticky: the
+        answer's ``exposure`` says whether it is a new trial, the unit's open one, a repeat
+        exposure of its closed one, or a new trial after its arm was retired (docs/safeguards.md).
         """
-        return self.run(self.experiment_protocol.ask(key, wait))
+        return self.run(self.experiment_protocol.ask(key, wait, unit))
 
-    def ask_many(self, count: int, keys: list[str] | None = None) -> AskBatchOut:
+    def ask_many(self, count: int, keys: list[str] | None = None, units: list[str] | None = None) -> AskBatchOut:
         """Up to ``count`` trials (at most 1000) in one request: ``.trials`` and the state
         after them; fewer when the experiment cannot dispatch more (:class:`NoTrialError`
         when it can dispatch none).  One key per trial (``keys``, or new random ones) makes
-        a retried batch return the same trials."""
-        return self.run(self.experiment_protocol.ask_many(count, keys))
+        a retried batch return the same trials; ``units[i]`` is the sticky unit of the i-th ask."""
+        return self.run(self.experiment_protocol.ask_many(count, keys, units))
 
-    def tell(self, trial_id: int, reward: float) -> ReportOut:
+    def tell(self, trial_id: int, reward: float, metrics: Mapping[str, float] | None = None) -> ReportOut:
         """Report a trial's reward: ``accepted``, ``duplicate`` (the same report again, as
         after a retry) or ``late`` (the trial had failed or was abandoned: recorded, not
-        counted).  Answered once the report is durable."""
-        return self.run(self.experiment_protocol.tell(trial_id, reward))
+        counted).  Answered once the report is durable.  ``metrics`` (name to number) are
+        journaled and watched by the experiment's ``[[guardrails]]``."""
+        return self.run(self.experiment_protocol.tell(trial_id, reward, metrics))
 
     def tell_many(self, reports: Iterable[tuple[int, Any] | Mapping[str, Any]]) -> TellBatchOut:
-        """Report many rewards in one request: ``(trial_id, reward)`` pairs or dicts with
-        those keys (at most 1000).  ``.results`` has one entry per report, in order; a bad
+        """Report many rewards in one request: ``(trial_id, reward)`` pairs (or triples with
+        metrics) or dicts with those keys, ``metrics`` optional (at most 1000).  ``.results`` has one entry per report, in order; a bad
         report gets its own status (``conflict``, ``unknown``, ``rejected``), not an error."""
         return self.run(self.experiment_protocol.tell_many(reports))
 

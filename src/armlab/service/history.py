@@ -101,7 +101,7 @@ class _Recorder:
         return {
             "observed": self.observed[b], "trials": len(self.experiment.trials),
             "counts": stats.counts[0].tolist(), "sums": self.sums[b].tolist(), "means": stats.means[0].tolist(),
-            "intervals": answers.confidence_intervals(stats), "recommendation": answers.answer(core, b),
+            "intervals": self.experiment.confidence_intervals(b), "recommendation": answers.answer(core, b),
         }
 
 

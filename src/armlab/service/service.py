@@ -14,7 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio
 
-from armlab.adapters.base import RewardRejected
+from armlab.adapters.base import RewardRejected, Trial
 from armlab.events import ExperimentEvent
 from armlab.log import get_logger
 from armlab.orchestrator.journal.group_commit import GroupCommit, change
@@ -27,7 +27,6 @@ from armlab.orchestrator.live.types import (
     Report,
     ReportConflict,
     RetireRefused,
-    TrialRecord,
     UnknownTrial,
 )
 from armlab.orchestrator.live.session import LiveSession
@@ -92,44 +91,46 @@ class Service:
     def _on_event(self, event: ExperimentEvent) -> None:
         self.last_activity = time.time()
 
-    async def ask(self, key: str | None, wait: float) -> TrialOut:
-        """Dispatch a trial, waiting up to ``wait`` seconds for an in-flight slot."""
+    async def ask(self, key: str | None, wait: float, unit: str | None = None) -> TrialOut:
+        """Dispatch a trial (for sticky ``unit``), waiting up to ``wait`` seconds for an in-flight slot."""
         self._refuse_dispatch()
         deadline = anyio.current_time() + wait
         while True:
             try:
-                return trial_out(self, await self.change(self._ask_now, key))
+                return trial_out(self, await self.change(self._ask_now, key, unit))
             except NoTrialAvailable as exc:
                 remaining = deadline - anyio.current_time()
                 if exc.state is not ExperimentState.IN_FLIGHT_FULL or remaining <= 0:
                     raise
             await self.slots.wait(remaining)
 
-    def _ask_now(self, key: str | None) -> TrialRecord:
+    def _ask_now(self, key: str | None, unit: str | None) -> Trial:
         self._refuse_dispatch()
-        return self.experiment.record(self.experiment.ask(key).id)
+        return self.experiment.ask(key, unit)
 
-    def ask_many(self, count: int, keys: list[str] | None) -> list[TrialRecord]:
+    def ask_many(self, count: int, keys: list[str] | None, units: list[str] | None = None) -> list[Trial]:
         """Dispatch up to ``count`` trials at once (call through :meth:`change`: one journal batch)."""
         self._refuse_dispatch()
-        records: list[TrialRecord] = []
+        records: list[Trial] = []
         for i in range(count):
             try:
                 key = keys[i] if keys is not None and i < len(keys) else None
-                records.append(self.experiment.record(self.experiment.ask(key).id))
+                unit = units[i] if units is not None and i < len(units) else None
+                records.append(self.experiment.ask(key, unit))
             except NoTrialAvailable:
                 if not records:
                     raise
                 break
         return records
 
-    def tell_many(self, reports: list[tuple[int, Any]]) -> list[ItemReportOut]:
-        """Report many rewards (call through :meth:`change`), a result per report, never an exception."""
-        return [self._tell_one(trial_id, reward) for trial_id, reward in reports]
+    def tell_many(self, reports: list[tuple[int, Any, Any]]) -> list[ItemReportOut]:
+        """Report many ``(trial, reward, metrics)`` (call through :meth:`change`), a result per
+        report, never an exception."""
+        return [self._tell_one(*report) for report in reports]
 
-    def _tell_one(self, trial_id: int, reward: Any) -> ItemReportOut:
+    def _tell_one(self, trial_id: int, reward: Any, metrics: Any = None) -> ItemReportOut:
         try:
-            report = self.experiment.tell(trial_id, reward)
+            report = self.experiment.tell(trial_id, reward, metrics)
         except UnknownTrial as exc:
             return ItemReportOut(trial_id=trial_id, status="unknown", message=str(exc))
         except ReportConflict as exc:
@@ -222,8 +223,10 @@ def report_out(report: Report) -> ReportOut:
     return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
 
 
-def trial_out(service: Service, record: TrialRecord) -> TrialOut:
-    trial = record.trial
+def trial_out(service: Service, trial: Trial) -> TrialOut:
+    """``trial`` as answered, with its record's status and unit and the ask's exposure."""
+    record = service.experiment.record(trial.id)
     return TrialOut(trial_id=trial.id, arm=trial.arm, arm_name=service.session.arm_names(trial.bandit)[trial.arm],
                     bandit_label=service.session.plan.bandits[trial.bandit].label,
-                    bandit=trial.bandit, pull=trial.pull, status=record.status.value)
+                    bandit=trial.bandit, pull=trial.pull, status=record.status.value, unit=record.unit,
+                    exposure=trial.exposure)

@@ -1,4 +1,4 @@
-"""What a live experiment reports: its answer, intervals, per-bandit summaries, checkpoints.
+"""What a live experiment reports: its answer, per-bandit summaries, checkpoints.
 
 Plain functions of the engine core's statistics and the experiment's records, used by
 :class:`~armlab.orchestrator.live.experiment.LiveExperiment`; they read and change nothing.
@@ -6,21 +6,17 @@ Plain functions of the engine core's statistics and the experiment's records, us
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from armlab.orchestrator.core import DecisionCore
 from armlab.orchestrator.live.types import Counters, ExperimentState
 from armlab.problem import Objective
 from armlab.stats import ArmStats
 
-__all__ = ["answer", "bandit_summaries", "checkpoint_state", "confidence_intervals", "explain"]
-
-_Z95 = float(special.ndtri(0.975))
-
+__all__ = ["answer", "bandit_summaries", "checkpoint_state", "explain"]
 
 def answer(core: DecisionCore, bandit: int) -> Any:
     """Bandit ``bandit``'s current answer, JSON-ready (None for the regret objective)."""
@@ -49,25 +45,16 @@ def checkpoint_state(core: DecisionCore, counters: Counters, sent: Sequence[np.n
     }
 
 
-def confidence_intervals(stats: ArmStats) -> list[list[float] | None]:
-    """Normal-approximation 95% intervals of each arm's mean (None below two rewards)."""
-    n = stats.counts[0]
-    half = _Z95 * np.sqrt(stats.variances(ddof=1)[0] / np.maximum(n, 1))
-    means = stats.means[0]
-    return [
-        [float(means[i] - half[i]), float(means[i] + half[i])] if n[i] >= 2 else None
-        for i in range(stats.n_arms)
-    ]
-
-
-def bandit_summaries(core: DecisionCore, retired: Collection[tuple[int, int]]) -> list[dict[str, Any]]:
-    """Per bandit: observed counts, means, pending trials, 95% intervals, retired arms and answer."""
+def bandit_summaries(core: DecisionCore, retired: Collection[tuple[int, int]],
+                     intervals: Callable[[int], list[list[float] | None]]) -> list[dict[str, Any]]:
+    """Per bandit: observed counts, means, pending trials, 95% intervals (``intervals(bandit)``),
+    retired arms and answer."""
     return [
         {
             "counts": st.counts[0].tolist(),
             "means": st.means[0].tolist(),
             "pending": st.pending[0].tolist(),
-            "intervals": confidence_intervals(st),
+            "intervals": intervals(b),
             "retired": sorted(arm for bandit, arm in retired if bandit == b),
             "recommendation": answer(core, b),
             "stopped": not core.open[0, b],

@@ -30,6 +30,8 @@ policy through ``stats.pending`` (delayed feedback).  Report semantics, by trial
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
@@ -43,6 +45,7 @@ from armlab.orchestrator.core import DecisionCore
 from armlab.orchestrator.journal.values import stored_float, stored_text
 from armlab.orchestrator.live import answers
 from armlab.orchestrator.live.exploration_floor import ExplorationFloor, LoggedChoice
+from armlab.orchestrator.live.safeguards import FIXED_SAMPLE_LABEL, LiveSafeguards, metrics_text
 from armlab.orchestrator.live.types import (
     Counters,
     Event,
@@ -59,6 +62,7 @@ from armlab.orchestrator.live.types import (
 from armlab.plugins.allocators.single import Single
 from armlab.plugins.interfaces import Allocator, Policy
 from armlab.problem import Problem
+from armlab.safeguards import GuardrailConfig, StoppingConfig, UnitAsk
 from armlab.stats import ArmStats
 
 __all__ = ["LiveExperiment"]  # its vocabulary (states, errors, records) is in .types
@@ -67,6 +71,9 @@ log = get_logger(__name__)
 
 _ROW = np.zeros(1, dtype=np.int64)
 _MAX_REASON = 2000
+_MAX_UNIT = 200
+#: The journaled reason of each way a bandit or the experiment stops, by the decision that stopped it.
+_STOP_REASONS = {"close": "confident", "anytime": "anytime", "stop": "allocator"}
 
 
 class LiveExperiment:
@@ -79,7 +86,9 @@ class LiveExperiment:
     called before each change is applied (the journal); ``clock`` stamps events;
     ``exploration_floor`` sends that share of the trials to a uniformly drawn active arm
     (:mod:`~armlab.orchestrator.live.exploration_floor`).  Each dispatch journals the
-    propensity of its arm.
+    propensity of its arm.  ``guardrails`` and ``stopping`` are the safeguards of
+    docs/safeguards.md (:mod:`~armlab.orchestrator.live.safeguards`); the anytime intervals,
+    the attrition check and sticky units are always on.
     """
 
     def __init__(
@@ -94,6 +103,8 @@ class LiveExperiment:
         recorder: Callable[[Event], None] | None = None,
         clock: Callable[[], float] = time.time,
         exploration_floor: float = 0.0,
+        guardrails: Sequence[GuardrailConfig] = (),
+        stopping: StoppingConfig | None = None,
     ) -> None:
         if in_flight < 1:
             raise ValueError("in_flight must be >= 1")
@@ -120,6 +131,7 @@ class LiveExperiment:
         self.stop_record: dict[str, Any] | None = None  # when, why and with what answer it stopped
         self.floor = ExplorationFloor(exploration_floor, seed)
         self._joint = type(self.core.allocator).select_arms is not Allocator.select_arms  # it picks arms too
+        self.safeguards = LiveSafeguards(self.problems, guardrails, stopping)
 
     def __repr__(self) -> str:
         c = self.counters
@@ -183,12 +195,13 @@ class LiveExperiment:
         return [answers.answer(self.core, b) for b in range(len(self.problems))]
 
     def confidence_intervals(self, bandit: int = 0) -> list[list[float] | None]:
-        """Normal-approximation 95% intervals of each arm's mean (None below two rewards)."""
-        return answers.confidence_intervals(self.core.stats[bandit])
+        """Normal-approximation 95% intervals of each arm's mean, clipped to the reward range
+        (None below two rewards); valid only at one pre-planned look."""
+        return self.safeguards.fixed_sample(self.core.stats[bandit], bandit)
 
     def bandit_summaries(self) -> list[dict[str, Any]]:
         """Per bandit: observed counts, means, pending trials, 95% intervals and answer."""
-        return answers.bandit_summaries(self.core, self.retired)
+        return answers.bandit_summaries(self.core, self.retired, self.confidence_intervals)
 
     def summary(self) -> dict[str, Any]:
         """Counts, means, outcomes and the recommendation (the live part of ``summary.json``).
@@ -214,6 +227,10 @@ class LiveExperiment:
 
     def status(self) -> dict[str, Any]:
         """Everything a monitoring client needs: state, progress, estimates, recommendation."""
+        guards = self.safeguards
+        bandits = self.bandit_summaries()
+        for b, entry in enumerate(bandits):
+            entry.update(guards.bandit_status(b, self.core.stats[b]))
         return {
             "state": self.state.value,
             "budget": self.problem.budget,
@@ -222,12 +239,18 @@ class LiveExperiment:
             "pending": len(self._pending),
             "pending_trials": list(self._pending),
             **self.summary(),
-            "bandits": self.bandit_summaries(),
+            "bandits": bandits,
             "confidence": {
                 "level": 0.95,
-                "intervals": self.confidence_intervals(),
+                "label": FIXED_SAMPLE_LABEL,
+                "intervals": bandits[0]["intervals"],
                 "policy_stopped": self.stopped,
             },
+            "anytime_intervals": bandits[0]["anytime_intervals"],
+            "anytime": guards.anytime(),
+            "checks": bandits[0]["checks"],
+            "guardrails": [g.model_dump() for g in guards.guardrails],
+            "units": guards.unit_status(),
             "stop": self.stop_record,
         }
 
@@ -236,15 +259,36 @@ class LiveExperiment:
                                budget=self.problem.budget, in_flight=self.in_flight)
 
     # -- ask / tell ----------------------------------------------------------------------
-    def ask(self, key: str | None = None) -> Trial:
+    def ask(self, key: str | None = None, unit: str | None = None) -> Trial:
         """Dispatch the next trial, or raise :class:`NoTrialAvailable`.
 
         ``key`` makes the request idempotent: asking again with the same key returns the
         trial dispatched for it (a client that lost the answer, e.g. in a crash, retries).
+        ``unit`` (a user, a session) makes the arm sticky (:mod:`armlab.safeguards.units`):
+        the unit's open trial is returned again (``exposure = "open"``), a closed one's arm as
+        a repeat exposure (``"repeat"``: no new trial, nothing counted), and a unit whose arm
+        was retired gets a new trial (``"rebound"``).  A stopped experiment still answers
+        open and repeat asks.
         """
         key = None if key is None else stored_text(key)  # as journaled, so a replayed key still matches
         if key is not None and (known := self._by_key.get(key)) is not None:
             return known.trial
+        if unit is None:
+            return self._dispatch(key, None)
+        unit = _unit_text(unit)
+        kind, binding = self.safeguards.units.decide(unit, self._pending.__contains__,
+                                                     lambda bandit, arm: (bandit, arm) in self.retired)
+        if kind is UnitAsk.NEW:
+            return self._dispatch(key, unit)
+        if kind is UnitAsk.REBIND:
+            return dataclasses.replace(self._dispatch(key, unit), exposure="rebound")
+        assert binding is not None
+        if kind is UnitAsk.REPEAT:
+            self.safeguards.repeats += 1
+        return dataclasses.replace(self.trials[binding.trial].trial, exposure=kind.value)
+
+    def _dispatch(self, key: str | None, unit: str | None) -> Trial:
+        """Dispatch a new trial (for ``key`` and ``unit``), or raise :class:`NoTrialAvailable`."""
         state = self.state
         if state is not ExperimentState.RUNNING:
             raise NoTrialAvailable(state, self._explain(state))
@@ -254,21 +298,28 @@ class LiveExperiment:
             if decision == "dispatch":
                 choice = self._logged(bandit, arm)
                 self._commit(Event("dispatch", len(self.trials), choice.arm, bandit, key=key, at=self._now(),
-                                   propensity=choice.propensity, propensity_draws=choice.draws))
+                                   propensity=choice.propensity, propensity_draws=choice.draws, unit=unit))
                 return self.trials[-1].trial
-            # a stopping rule is confident (its bandit closes) or the allocator is done (the
-            # experiment stops): recorded, then applied; other bandits may still take the trial
-            reason = "confident" if decision == "close" else "allocator"
-            self._commit(Event("stopped", len(self.trials), 0, bandit, reason=reason, at=self._now()))
+            # a stopping rule is confident (its bandit closes; "anytime" names the best arm) or
+            # the allocator is done (the experiment stops): recorded, then applied; other
+            # bandits may still take the trial
+            self._commit(Event("stopped", len(self.trials), arm, bandit, reason=_STOP_REASONS[decision],
+                               at=self._now()))
             if self.stopped:
                 state = self.state
                 raise NoTrialAvailable(state, self._explain(state))
 
     def _decide(self) -> tuple[str, int, int]:
         """The core's next step for this replica: ``("dispatch", bandit, arm)``,
-        ``("close", bandit, 0)`` (that bandit's stopping rule stopped) or ``("stop", 0, 0)``
+        ``("close", bandit, 0)`` (that bandit's stopping rule stopped), ``("anytime", bandit,
+        best)`` (``[stopping] rule = "anytime"`` is sure ``best`` is best) or ``("stop", 0, 0)``
         (the allocator is done)."""
         core = self.core
+        if self.safeguards.stopping is not None:
+            for bandit in np.flatnonzero(core.open[0]):
+                best = self.safeguards.anytime_stop(int(bandit), core.stats[bandit])
+                if best is not None:
+                    return "anytime", int(bandit), best
         if not core.multi_bandit:  # the one-bandit fast path of DecisionCore.choose
             arm = int(core.policies[0].select(core.stats[0])[0])
             return ("dispatch", 0, arm) if arm >= 0 else ("close", 0, 0)
@@ -289,24 +340,38 @@ class LiveExperiment:
             return LoggedChoice(arm)
         return self.floor.logged(arm, None if self._joint else self.core.policies[bandit], stats)
 
-    def tell(self, trial_id: int, reward: Any) -> Report:
-        """Report the reward of a trial (see the module docstring for every case)."""
+    def tell(self, trial_id: int, reward: Any, metrics: Any = None) -> Report:
+        """Report the reward of a trial (see the module docstring for every case), with named
+        ``metrics`` (name to finite number) besides it: journaled, and folded into the
+        ``[[guardrails]]`` that watch them; an arm a guardrail finds beyond its bound is
+        retired right after the result, its evidence journaled as the reason."""
         record = self.record(trial_id)
         value = stored_float(validate_reward(reward, self.problems[record.trial.bandit].reward_range))
+        text = None if metrics is None else metrics_text(metrics, self.safeguards.guardrails)
         trial = record.trial
         if record.status is TrialStatus.PENDING:
-            self._commit(Event("result", trial_id, trial.arm, trial.bandit, reward=value, at=self._now()))
+            self._commit(Event("result", trial_id, trial.arm, trial.bandit, reward=value, at=self._now(),
+                               metrics=text))
+            if text is not None and self._replay_at is None:  # a replay applies the journaled retirement
+                self._guardrail_retire(trial.bandit, trial.arm)
             return Report(trial_id, "accepted")
         if record.status is TrialStatus.COMPLETED:
             return self._same_or_conflict(record, record.reward, value, "reward")
         if record.late_reward is not None:
             return self._same_or_conflict(record, record.late_reward, value, "late reward")
-        self._commit(Event("late", trial_id, trial.arm, trial.bandit, reward=value, at=self._now()))
+        self._commit(Event("late", trial_id, trial.arm, trial.bandit, reward=value, at=self._now(), metrics=text))
         return Report(
             trial_id, "late",
             f"trial {trial_id} was {record.status.value} ({record.reason}) before this report; "
             "the reward is recorded but not counted",
         )
+
+    def _guardrail_retire(self, bandit: int, arm: int) -> None:
+        """Retire ``arm`` when a guardrail's sequence lies beyond its bound (the last active arm stays)."""
+        evidence = self.safeguards.breach(bandit, arm)
+        active = self.core.stats[bandit].active[0]
+        if evidence is not None and active[arm] and active.sum() > 1:
+            self.retire(arm, bandit, json.dumps({"guardrail": evidence}))
 
     def retire(self, arm: int, bandit: int = 0, reason: str = "retired by the operator") -> bool:
         """Never dispatch ``arm`` of ``bandit`` again; its results so far stay in the statistics.
@@ -393,15 +458,14 @@ class LiveExperiment:
                 return
             if event.kind == "stopped":
                 decision, bandit, _ = self._decide()
-                expected = ("close", event.bandit) if event.reason == "confident" else ("stop", 0)
-                if (decision, bandit) != expected:
+                if (_STOP_REASONS[decision], bandit) != (event.reason, event.bandit if decision != "stop" else 0):
                     raise JournalMismatch(f"{where}: the journal says a stopping rule or the allocator stopped "
                                           "here, but the experiment now goes on; the policy or the experiment "
                                           "changed")
                 self._commit(event)
                 return
             if event.kind == "dispatch":
-                trial = self.ask(event.key)
+                trial = self._dispatch(event.key, event.unit)
                 if (trial.id, trial.bandit, trial.arm) != (event.trial, event.bandit, event.arm):
                     raise JournalMismatch(
                         f"{where}: the journal sent trial {event.trial} to {_place(event.bandit, event.arm)}, "
@@ -411,7 +475,8 @@ class LiveExperiment:
                 return
             if event.kind in ("result", "late"):
                 expected = "accepted" if event.kind == "result" else "late"
-                status = self.tell(event.trial, event.reward).status
+                metrics = None if event.metrics is None else json.loads(event.metrics)
+                status = self.tell(event.trial, event.reward, metrics).status
             else:
                 expected = "accepted"
                 close = self.fail if event.kind == "failed" else self.abandon
@@ -440,12 +505,13 @@ class LiveExperiment:
         if event.kind == "dispatch":
             pull = int(self.core.stats[bandit].pulls[0, event.arm])
             trial = Trial(id=event.trial, arm=event.arm, bandit=bandit, pull=pull)
-            record = TrialRecord(trial, dispatched_at=event.at, key=event.key)
+            record = TrialRecord(trial, dispatched_at=event.at, key=event.key, unit=event.unit)
             self.trials.append(record)
             self._pending[trial.id] = record
             if event.key is not None:
                 self._by_key[event.key] = record
             self.core.dispatch(bandit, _ROW, arm)
+            self.safeguards.dispatched(event)
             self._sent[bandit][event.arm] += 1
             if self._listeners:
                 self._emit(ev.TrialDispatched(trial.id, bandit, trial.arm, pull))
@@ -455,10 +521,11 @@ class LiveExperiment:
         if event.kind == "retired":
             self.core.stats[bandit].active[0, event.arm] = False
             self.retired.add((bandit, event.arm))
+            self.safeguards.retired(event)
             self._emit(ev.ArmRetired(bandit, event.arm, len(self.trials), event.reason))
             return
         if event.kind == "stopped":
-            if event.reason == "confident":
+            if event.reason in ("confident", "anytime"):
                 self.core.close(bandit, _ROW)
                 self._emit(ev.BanditConfident(bandit, len(self.trials), answers.answer(self.core, bandit)))
             else:
@@ -466,6 +533,8 @@ class LiveExperiment:
             if self.stopped:
                 self.stop_record = {"trials": len(self.trials), "reason": event.reason, "bandit": bandit,
                                     "recommendation": self.recommendation(), "delta": self.problems[bandit].delta}
+                if event.reason == "anytime":  # the arm its sequences found best, at their delta
+                    self.stop_record.update(delta=self.safeguards.delta, best_arm=event.arm)
                 self._emit(ev.ExperimentStopped(event.reason, len(self.trials)))
                 if not self._pending:
                     self._take_checkpoints()  # finished: the last checkpoints
@@ -482,10 +551,14 @@ class LiveExperiment:
             assert event.reward is not None
             record.status, record.reward = TrialStatus.COMPLETED, event.reward
             self._observe(bandit, arm, event)
+            if self.safeguards.observed(event):
+                self._attrition_flagged(bandit)
         else:
             record.status = TrialStatus.FAILED if event.kind == "failed" else TrialStatus.ABANDONED
             record.reason = event.reason
             self.core.release(bandit, _ROW, arm)
+            if self.safeguards.closed(event):
+                self._attrition_flagged(bandit)
             if event.kind == "failed":
                 self.counters.failed += 1
                 outcome: ev.ExperimentEvent = ev.TrialFailed(event.trial, bandit, event.arm, event.reason)
@@ -514,6 +587,10 @@ class LiveExperiment:
             self._announced[bandit] = answer
             self._emit(ev.RecommendationChanged(bandit, trials, answer))
 
+    def _attrition_flagged(self, bandit: int) -> None:
+        summary = self.safeguards.attrition[bandit].summary()
+        self._emit(ev.AttritionFlagged(bandit, summary["p_value"], len(self.trials)))
+
     def _take_checkpoints(self) -> None:
         for _rows, index in self.core.due_checkpoints(len(self._pending)):
             trials = int(self.core.checkpoints[index[0]])
@@ -526,6 +603,13 @@ class LiveExperiment:
 
 def _place(bandit: int, arm: int) -> str:
     return f"arm {arm}" if bandit == 0 else f"bandit {bandit}, arm {arm}"
+
+
+def _unit_text(unit: Any) -> str:
+    """A unit as journaled: text of 1..``_MAX_UNIT`` characters, storable."""
+    if not isinstance(unit, str) or not 0 < len(unit) <= _MAX_UNIT:
+        raise TypeError(f"unit must be text of 1..{_MAX_UNIT} characters (a user or session id), got {unit!r:.60}")
+    return stored_text(unit)
 
 
 def _reason(reason: Any) -> str:

@@ -28,7 +28,7 @@ from anyio.abc import TaskGroup
 from structlog.contextvars import bound_contextvars
 
 from armlab import events
-from armlab.adapters.base import DEFERRED, LiveSource, RewardRejected, Trial
+from armlab.adapters.base import DEFERRED, LiveSource, Measured, RewardRejected, Trial
 from armlab.errors import ConfigError, TrialFailed
 from armlab.log import get_logger
 from armlab.orchestrator.journal.group_commit import GroupCommit
@@ -49,6 +49,7 @@ class Outcome:
     status: Literal["completed", "failed", "timed_out", "reported"]
     reward: float | None = None
     reason: str = ""
+    metrics: Any = None  # the named metrics the source returned besides the reward
 
 
 class LiveRun:
@@ -163,6 +164,8 @@ class LiveRun:
             return Outcome(trial, "failed", reason=str(exc))
         except TimeoutError:
             return Outcome(trial, "timed_out", reason=f"timed out: no reward within {self.timeout} s")
+        if isinstance(value, Measured):
+            return Outcome(trial, "completed", reward=value.reward, metrics=value.metrics)
         return Outcome(trial, "completed", reward=value)  # type: ignore[arg-type]  # validated in _apply
 
     def _apply(self, outcome: Outcome) -> Outcome:
@@ -170,8 +173,9 @@ class LiveRun:
         trial = outcome.trial
         if outcome.status == "completed":
             try:
-                self.experiment.tell(trial.id, outcome.reward)
-                return Outcome(trial, "completed", reward=float(outcome.reward))  # type: ignore[arg-type]
+                self.experiment.tell(trial.id, outcome.reward, outcome.metrics)
+                return Outcome(trial, "completed", reward=float(outcome.reward),  # type: ignore[arg-type]
+                               metrics=outcome.metrics)
             except RewardRejected as exc:
                 outcome = Outcome(trial, "failed", reason=str(exc))
         if outcome.status != "reported":

@@ -84,6 +84,8 @@ class LiveSession:
             in_flight=cfg.feedback.effective_in_flight,
             checkpoints=cfg.checkpoint_list(),
             exploration_floor=cfg.exploration_floor,
+            guardrails=cfg.guardrails,
+            stopping=cfg.stopping,
         )
         return cls(plan, sources, experiment, journal)  # type: ignore[arg-type]
 

@@ -93,6 +93,7 @@ class TrialRecord:
     trial: Trial
     dispatched_at: float
     key: str | None = None
+    unit: str | None = None  # the unit it was dispatched for (sticky units)
     status: TrialStatus = TrialStatus.PENDING
     reward: float | None = None
     reason: str = ""

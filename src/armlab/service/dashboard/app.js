@@ -378,6 +378,13 @@ function render(status) {
   $("overdue").textContent = view.overdue;
   $("stop").hidden = !status.stop;
   if (status.stop) $("stop").textContent = stopText(status.stop, status);
+  const attrition = status.checks?.attrition;
+  $("attrition").hidden = !attrition?.flagged;
+  if (attrition?.flagged) {
+    $("attrition").textContent = `Attrition check: the share of trials that come back differs across arms `
+      + `(anytime-valid p = ${formatNumber(attrition.p_value)} ≤ ${attrition.threshold}); reported per arm `
+      + `${attrition.reported.join(" / ")} of ${attrition.dispatched.join(" / ")} dispatched. Estimates may be biased.`;
+  }
   syncPending(status);
   showOldestPending();
 
@@ -398,6 +405,10 @@ function stopText(stop, status) {
   const single = status.bandits.length === 1;
   const sure = stop.delta === null
     ? "" : ` (right with probability ≥ ${Number(((1 - stop.delta) * 100).toPrecision(6))}%, δ = ${stop.delta})`;
+  if (stop.reason === "anytime") {
+    return `Stopped after ${stop.trials} trials: the anytime-valid intervals show `
+      + `${armName(stop.bandit, stop.best_arm)} is best${sure}.`;
+  }
   if (stop.reason === "confident") {
     return single
       ? `Stopped after ${stop.trials} trials: confident the answer is `
@@ -414,6 +425,7 @@ function buildPanel(bandit, b, single) {
   const recommendation = el("strong", {"data-testid": "recommendation"});
   const rows = bandit.arm_names.map((name, arm) => {
     const interval = el("span", {"data-testid": "arm-interval"});
+    const anytime = el("td", {class: "interval", "data-testid": "arm-anytime-interval"});
     const bar = svg("svg", {class: "interval-bar", viewBox: "0 0 100 12", "aria-hidden": "true",
       preserveAspectRatio: "none"});
     const row = el("tr", {"data-arm": name},
@@ -425,18 +437,24 @@ function buildPanel(bandit, b, single) {
       el("td", {class: "num", "data-testid": "arm-pulls"}),
       el("td", {class: "num", "data-testid": "arm-mean"}),
       el("td", {class: "interval"}, interval, bar),
+      anytime,
       el("td", {class: "num", "data-testid": "arm-pending"}));
     row.querySelector(".swatch").style.background = ARM_COLORS[arm % ARM_COLORS.length];
-    return {row, interval, bar};
+    return {row, interval, bar, anytime};
   });
   const table = el("table", {class: "arms", "data-testid": "arms-table"},
     el("caption", {class: "visually-hidden"},
-      `${title}: pulls, mean reward with its 95% interval, and trials pending per arm`),
+      `${title}: pulls, mean reward with its fixed-sample and anytime-valid intervals, and trials pending per arm`),
     el("thead", {}, el("tr", {},
       el("th", {scope: "col"}, "Arm"), el("th", {scope: "col", class: "num"}, "Pulls"),
-      el("th", {scope: "col", class: "num"}, "Mean"), el("th", {scope: "col"}, "95% interval"),
+      el("th", {scope: "col", class: "num"}, "Mean"),
+      el("th", {scope: "col", title: "fixed-sample: valid only at one pre-planned look"},
+        "95% interval (fixed-sample: one pre-planned look only)"),
+      el("th", {scope: "col", title: "valid at every look, for all arms at once"},
+        "Anytime-valid interval (any number of looks)"),
       el("th", {scope: "col", class: "num"}, "Pending"))),
     el("tbody", {}, ...rows.map((r) => r.row)));
+  const guardrails = el("ul", {class: "guardrails", "data-testid": "guardrail-retirements", hidden: ""});
   const chart = svg("svg", {class: "chart", viewBox: "0 0 560 250", role: "img", "data-testid": "chart"});
   const legend = el("ul", {class: "legend", "aria-hidden": "true"}, ...bandit.arm_names.map((name, arm) => {
     const swatch = el("span", {class: "swatch"});
@@ -449,13 +467,24 @@ function buildPanel(bandit, b, single) {
       el("h2", {id: titleId}, title),
       el("p", {class: "recommendation"}, "Recommendation ", recommendation)),
     el("div", {class: "panel-body"},
-      el("div", {class: "table-wrap"}, table),
+      el("div", {class: "table-wrap"}, table, guardrails),
       el("figure", {class: "chart-box"},
         el("figcaption", {}, "Cumulative reward per arm, by rewards observed"), chart, legend)));
-  return {root, recommendation, rows, chart, title};
+  return {root, recommendation, rows, chart, title, guardrails};
+}
+
+/** Each guardrail retirement with its evidence: the metric's anytime interval, n and the bound. */
+function showGuardrails(panel, bandit) {
+  const retirements = bandit.guardrail_retirements ?? [];
+  panel.guardrails.hidden = retirements.length === 0;
+  panel.guardrails.replaceChildren(...retirements.map((r) => el("li", {},
+    `${bandit.arm_names[r.arm]} retired by the ${r.metric} guardrail: its mean lies in `
+    + `${formatNumber(r.interval[0])} – ${formatNumber(r.interval[1])} after ${r.n} reports, beyond `
+    + `${"max" in r ? `max ${r.max}` : `min ${r.min}`} (δ = ${r.delta})`)));
 }
 
 function updatePanel(panel, bandit) {
+  showGuardrails(panel, bandit);
   const best = new Set(recommended(bandit.recommendation));
   const retired = new Set(bandit.retired);
   panel.recommendation.textContent = recommendationText(bandit.recommendation, bandit.arm_names);
@@ -481,6 +510,8 @@ function updatePanel(panel, bandit) {
     row.querySelector('[data-testid="arm-mean"]').textContent = n ? mean.toFixed(3) : "—";
     row.querySelector('[data-testid="arm-pending"]').textContent = bandit.pending[arm];
     interval.textContent = ci ? `${ci[0].toFixed(3)} – ${ci[1].toFixed(3)}` : "—";
+    const anytime = bandit.anytime_intervals?.[arm];
+    panel.rows[arm].anytime.textContent = anytime ? `${anytime[0].toFixed(3)} – ${anytime[1].toFixed(3)}` : "—";
     const color = ARM_COLORS[arm % ARM_COLORS.length];
     bar.replaceChildren(svg("line", {x1: 0, x2: 100, y1: 6, y2: 6, class: "track"}));
     if (ci) {
