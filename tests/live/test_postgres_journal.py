@@ -194,3 +194,32 @@ def test_an_unreachable_database_is_named_without_its_password(postgres_cluster)
     refused = storage("init", url)
     assert refused.exit_code == 2 and "cannot connect to postgresql://armlab:***@127.0.0.1" in refused.output
     assert "secret" not in refused.output and "Traceback" not in refused.output
+
+
+def test_the_writer_records_its_url_for_the_processes_it_turns_away_and_clears_it_on_close(postgres_storage):
+    from armlab.orchestrator.journal.postgres import JournalInUse
+
+    PostgresJournal.create(postgres_storage, "exp", {"seed": 1}).close()
+    first = PostgresJournal.open(postgres_storage, "exp", "http://10.0.0.7:8000")
+    with pytest.raises(JournalInUse, match=r"in use by another process \(http://10\.0\.0\.7:8000\)") as refused:
+        PostgresJournal.open(postgres_storage, "exp", "http://10.0.0.8:8000")
+    assert refused.value.owner == "http://10.0.0.7:8000"
+    first.close()
+    with psycopg.connect(postgres_storage) as db:
+        assert db.execute("SELECT owner FROM armlab_journals WHERE name = 'exp'").fetchone() == (None,)
+
+
+def test_the_writing_connection_has_the_server_drop_a_silent_peer_within_the_stated_bound(postgres_storage):
+    from armlab.orchestrator.journal.postgres_schema import DEAD_PEER_BOUND
+
+    assert "127.0.0.1" in postgres_storage  # TCP: the settings apply (a Unix socket ignores them)
+    journal = PostgresJournal.create(postgres_storage, "exp", {"seed": 1})
+    try:
+        shown = {name: journal._db.execute(f"SHOW {name}").fetchone()[0]
+                 for name in ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
+                              "tcp_user_timeout")}
+    finally:
+        journal.close()
+    idle, interval, count = (int(shown[name].rstrip("s")) for name in list(shown)[:3])
+    assert idle + interval * count == DEAD_PEER_BOUND <= 11
+    assert shown["tcp_user_timeout"].removesuffix("ms") == str(DEAD_PEER_BOUND * 1000)

@@ -88,6 +88,23 @@ def retryable(response: httpx.Response) -> bool:
     return response.status_code >= 500
 
 
+def moved_to(reply: httpx.Response | Exception) -> str | None:
+    """Where a 307 or 308 answer sends the request (absolute), or None for any other reply.
+
+    ``armlab server`` answers 307 when another process of the same storage owns the
+    experiment, naming that process's ``--advertise-url``: the client sends the same request
+    there with its token (the processes share their tokens, so the token goes nowhere it is
+    not already valid).  A redirect from https to plain http is not followed: it would send
+    the token in the clear.
+    """
+    if not isinstance(reply, httpx.Response) or reply.status_code not in (307, 308) or "location" not in reply.headers:
+        return None
+    target = reply.request.url.join(reply.headers["location"])
+    if reply.request.url.scheme == "https" and target.scheme != "https":
+        return None
+    return str(target)
+
+
 def gave_up(method: str, path: str, tries: int, failure: httpx.Response | Exception) -> ServiceUnavailableError:
     """The error for a request whose ``tries`` all failed (``failure``: the last one)."""
     count = f"{tries} tr{'y' if tries == 1 else 'ies'}"

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import httpx
 
 from armlab.client import _calls as calls
-from armlab.client._answers import error_for, gave_up, read, retryable
+from armlab.client._answers import error_for, gave_up, moved_to, read, retryable
 from armlab.client._calls import Call, ConfigSource, TellBatch, new_key, tell_call
 from armlab.client._sse import CONNECTED, ENDED_BEFORE_CONNECTED, Message, SSEDecoder, decode_event
 from armlab.client.errors import NoTrialError, ServiceUnavailableError
@@ -48,6 +48,10 @@ MAX_SERVER_WAIT = 60.0
 #: Read timeout of the event stream: the service sends a keep-alive comment every 15 s,
 #: so four missed ones mean the connection is dead.
 EVENTS_READ_TIMEOUT = 60.0
+
+#: Redirects followed in a row before the request counts as failed (and is tried again later):
+#: one is the rule (a non-owner names the owner); more happen only while ownership moves.
+MAX_REDIRECTS = 3
 
 #: Failures worth another try: the request may not have arrived, or its answer was lost.
 RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
@@ -220,12 +224,24 @@ class Protocol:
 
     def exchange(self, method: str, path: str, body: Any, timeout: httpx.Timeout,
                  stream: bool = False) -> Operation[httpx.Response]:
-        """Send until an answer below 500 comes, or the retries or the deadline run out."""
+        """Send until an answer below 500 comes, or the retries or the deadline run out.
+
+        A 307 or 308 (another server process owns the experiment) is followed with the same
+        method, body and token (:func:`~armlab.client._answers.moved_to`), up to
+        :data:`MAX_REDIRECTS` in a row; a failure after a redirect (the owner died) tries the
+        client's own URL again, whose process may then take the experiment over.
+        """
         attempts = self.backoff.start(self.rng)
         while True:
             reply = yield Send(method, path, body, timeout, stream)
+            for _ in range(MAX_REDIRECTS):
+                location = moved_to(reply)
+                if location is None:
+                    break
+                yield Close(reply, read=True)
+                reply = yield Send(method, location, body, timeout, stream)
             if isinstance(reply, httpx.Response):
-                if not retryable(reply):
+                if not (retryable(reply) or moved_to(reply)):
                     return reply
                 yield Close(reply, read=True)
             delay = attempts.next_delay()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from urllib.parse import urlsplit
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any, TextIO
@@ -177,11 +178,15 @@ def _warn_if_exposed(host: str) -> None:
               show_envvar=True, help=f"File whose first line is the admin token (else ${ADMIN_TOKEN_ENV}).")
 @click.option("--max-loaded", default=DEFAULT_MAX_LOADED, show_default=True, type=click.IntRange(min=1),
               help="Experiments kept open (replayed) at once; the least recently used idle one is closed.")
+@click.option("--advertise-url", metavar="URL", envvar="ARMLAB_ADVERTISE_URL", show_envvar=True,
+              help="The URL clients and the other server processes reach this one at; requests about an "
+                   "experiment this process owns are redirected (307) here. Default: http://HOST:PORT of the "
+                   "listener.")
 @safety_options
 @click.pass_obj
 def server_command(
-    app: App, storage: str, admin_token_file: str | None, max_loaded: int, host: str, port: int,
-    insecure: bool, max_body: int, request_timeout: float, max_connections: int, max_subscribers: int,
+    app: App, storage: str, admin_token_file: str | None, max_loaded: int, advertise_url: str | None, host: str,
+    port: int, insecure: bool, max_body: int, request_timeout: float, max_connections: int, max_subscribers: int,
     log_path: str | None,
 ) -> None:
     """Serve many live experiments from one storage; create them over HTTP (POST /experiments)."""
@@ -200,18 +205,36 @@ def server_command(
             token = resolve_token(host, admin_token_file, insecure, env=ADMIN_TOKEN_ENV,
                                   file_option="--admin-token-file")
             sock = stack.enter_context(_bind(host, port))
+            advertised = _advertised(advertise_url, host, sock.getsockname()[1])
             _configure_logs(stack, log_path)
-            opened = open_storage(storage)
+            opened = open_storage(storage, advertised)
         stack.callback(opened.close)
-        experiments = Experiments(opened, app.registry, max_loaded=max_loaded, max_subscribers=max_subscribers)
+        experiments = Experiments(opened, app.registry, max_loaded=max_loaded, max_subscribers=max_subscribers,
+                                  advertise_url=advertised)
         asgi = create_server_app(experiments, admin_token=token, max_body_size=max_body)
         server = _server(uvicorn, asgi, request_timeout, max_connections)
-        click.echo(f"armlab: server on http://{host}:{sock.getsockname()[1]} (storage {shown(storage)}, "
+        click.echo(f"armlab: server on http://{host}:{sock.getsockname()[1]} (advertised as {advertised}, "
+                   f"storage {shown(storage)}, "
                    f"{len(opened.list_experiments())} experiments{', NO AUTHENTICATION' if token is None else ''})")
         sys.stdout.flush()
         _warn_if_exposed(host)
         with user_errors():
             server.run(sockets=[sock])
+
+
+def _advertised(url: str | None, host: str, port: int) -> str:
+    """The URL the server advertises: ``url`` checked, or http://HOST:PORT of its listener."""
+    if url is None:
+        if host in ("0.0.0.0", "::", ""):
+            click.echo(f"armlab: warning: listening on {host or 'every address'} without --advertise-url: other "
+                       f"server processes will send clients to http://{host}:{port}; give the URL they reach "
+                       "this one at", err=True)
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise UserError(f"--advertise-url {url!r} is not a base URL: give http(s)://HOST:PORT (optionally a path "
+                        "prefix), the address clients reach this process at")
+    return url.rstrip("/")
 
 
 @click.command("resume")

@@ -8,13 +8,19 @@
 * No token, or one that is neither: 401.  The dashboard's files and the API schema are public.
 
 Client tokens are kept only as SHA-256 hashes (in the storage's catalog and here, in memory,
-so a request never waits for the catalog); the admin token is compared in constant time.
+so a request seldom waits for the catalog); the admin token is compared in constant time.
+Several server processes may share one storage: a process reads the catalog's hashes again
+when a token it does not know comes (at most once a second) and every :data:`RELOAD_EVERY`
+seconds, so a token issued by another process works at once and one revoked there stops
+working here within that time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import time
+from collections.abc import Callable
 
 from armlab.service.auth import token_matches
 from armlab.service.request_checks import is_public
@@ -23,6 +29,10 @@ __all__ = ["ServerAccess", "hash_token", "new_token"]
 
 #: The parts of ``/experiments/{name}/...`` that are the admin's, not the experiment's clients'.
 _ADMIN_PARTS = ("stop", "tokens")
+
+#: Seconds between two readings of the catalog's token hashes: at most after a token this
+#: process does not know, always after :data:`RELOAD_EVERY`.
+RELOAD_AFTER_MISS, RELOAD_EVERY = 1.0, 30.0
 
 
 def hash_token(token: str) -> str:
@@ -39,12 +49,17 @@ class ServerAccess:
     """The access rules of ``armlab server`` (an :class:`~armlab.service.request_checks.Access`).
 
     ``admin_token=None``: no token is required at all (an ``--insecure`` server, loopback only).
-    ``hashes``: ``{token hash: (token id, experiment)}``, as the storage returns them.
+    ``hashes``: ``{token hash: (token id, experiment)}``, as the storage returns them;
+    ``reload``: returns them again from the storage (None: never; see the module docstring).
     """
 
-    def __init__(self, admin_token: str | None, hashes: dict[str, tuple[str, str]]) -> None:
+    def __init__(self, admin_token: str | None, hashes: dict[str, tuple[str, str]],
+                 reload: Callable[[], dict[str, tuple[str, str]]] | None = None) -> None:
         self.admin_token = admin_token
         self._clients = dict(hashes)
+        self._reload = reload
+        self._loaded_at = time.monotonic()
+        self._missed_at = float("-inf")  # when an unknown token last made it read the catalog
 
     def add(self, token_hash: str, token_id: str, experiment: str) -> None:
         self._clients[token_hash] = (token_id, experiment)
@@ -60,8 +75,25 @@ class ServerAccess:
         """The experiment a client token is for (None: not a client token): one hash lookup of
         the token's SHA-256.  The lookup's time depends only on the digest, which tells nothing
         about the tokens stored (finding a token from a digest means inverting SHA-256)."""
-        entry = self._clients.get(hash_token(token))
+        digest = hash_token(token)
+        entry = self._clients.get(digest)
+        now = time.monotonic()
+        missed = entry is None and now - self._missed_at > RELOAD_AFTER_MISS
+        if self._reload is not None and (missed or now - self._loaded_at > RELOAD_EVERY):
+            self._missed_at = now if missed else self._missed_at
+            self._reload_hashes()
+            entry = self._clients.get(digest)
         return None if entry is None else entry[1]
+
+    def _reload_hashes(self) -> None:
+        from armlab.storage.base import StorageUnavailable
+
+        assert self._reload is not None
+        self._loaded_at = time.monotonic()
+        try:
+            self._clients = dict(self._reload())
+        except StorageUnavailable:
+            pass  # the database is away: keep what we know (its routes answer 503 anyway)
 
     def refusal(self, method: str, path: str, token: str | None) -> tuple[int, str] | None:
         if self.admin_token is None or _public(path):

@@ -14,6 +14,10 @@ Every other ``/experiments/{name}/...`` path is the experiment's own routes, wit
 and answers of ``armlab serve``'s (:func:`~armlab.service.app.experiment_app`), reached with
 the admin token or one of the experiment's client tokens
 (:class:`~armlab.service.server_access.ServerAccess`).
+
+A request about an experiment that another server process owns (several processes on one
+PostgreSQL storage) is answered 307 with ``Location``: the owner's ``--advertise-url`` and
+the same path and query, so a client that follows it sends the same method and body there.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 from starlette.routing import Mount
 from starlette.types import Message, Receive, Scope, Send
@@ -39,7 +43,7 @@ from armlab.service.json_answers import JsonAnswers
 from armlab.service.models import DEFAULT_MAX_BODY
 from armlab.service.request_checks import RequestChecks
 from armlab.service.server_access import ServerAccess, hash_token, new_token
-from armlab.service.server_experiments import Experiments, ExperimentUnavailable
+from armlab.service.server_experiments import Experiments, ExperimentUnavailable, OwnedElsewhere
 from armlab.storage.base import ExperimentExists, StorageUnavailable, UnknownExperiment, check_name
 
 __all__ = ["create_server_app"]
@@ -65,6 +69,13 @@ RETRY_AFTER = "1"
 def _detail(status: int, detail: Any) -> JSONResponse:
     headers = {"Retry-After": RETRY_AFTER} if status == 503 else None
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def _to_owner(scope: Scope, moved: OwnedElsewhere) -> RedirectResponse:
+    """307 to the same path and query on the process that owns the experiment."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    location = moved.owner.rstrip("/") + scope["path"] + (f"?{query}" if query else "")
+    return RedirectResponse(location, status_code=307)
 
 
 def _retry_after_on_503(send: Send) -> Send:
@@ -93,6 +104,8 @@ class _ExperimentRoutes:
                 await loaded.app(scope, receive, _retry_after_on_503(send))
         except UnknownExperiment:
             await _detail(404, f"no experiment named {name!r}")(scope, receive, send)
+        except OwnedElsewhere as moved:
+            await _to_owner(scope, moved)(scope, receive, send)
         except (ExperimentUnavailable, StorageUnavailable) as exc:
             await _detail(503, str(exc))(scope, receive, send)
 
@@ -105,7 +118,7 @@ def create_server_app(
 ) -> FastAPI:
     """The server's app over ``experiments``; ``admin_token=None``: no authentication (insecure)."""
     storage = experiments.storage
-    access = ServerAccess(admin_token, storage.token_hashes())
+    access = ServerAccess(admin_token, storage.token_hashes(), storage.token_hashes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -131,6 +144,10 @@ def create_server_app(
     @app.exception_handler(UnknownExperiment)
     async def unknown(request: Request, exc: UnknownExperiment) -> JSONResponse:
         return _detail(404, str(exc))
+
+    @app.exception_handler(OwnedElsewhere)
+    async def elsewhere(request: Request, exc: OwnedElsewhere) -> RedirectResponse:
+        return _to_owner(request.scope, exc)
 
     @app.exception_handler(ExperimentUnavailable)
     @app.exception_handler(StorageUnavailable)

@@ -10,6 +10,10 @@ flushed and closed; the next request replays it again, to the same state).
 
 A journal that cannot be opened (a full disk, a damaged or missing file) or that fails to
 write makes *that* experiment answer 503 with the reason, and is logged; the others go on.
+
+On a storage shared by several processes (PostgreSQL) a journal held by another process
+raises :class:`OwnedElsewhere` naming that process's advertised URL (the app answers 307
+there); each summary's ``owner`` is the advertised URL of the process that holds it now.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from fastapi import FastAPI
 
 from armlab.errors import ConfigError
 from armlab.log import get_logger
+from armlab.orchestrator.journal.postgres_schema import JournalInUse
 from armlab.orchestrator.journal.store import JournalError
 from armlab.orchestrator.live.session import LiveSession
 from armlab.plugins.registry import Registry
@@ -39,13 +44,21 @@ from armlab.service.experiment_configs import served_session
 from armlab.service.service import Service
 from armlab.storage.base import ExperimentExists, ExperimentRecord, Storage, StorageUnavailable, UnknownExperiment
 
-__all__ = ["Experiments", "ExperimentUnavailable", "iso"]
+__all__ = ["Experiments", "ExperimentUnavailable", "OwnedElsewhere", "iso"]
 
 log = get_logger(__name__)
 
 
 class ExperimentUnavailable(Exception):
     """The experiment's journal cannot be opened or written now (503)."""
+
+
+class OwnedElsewhere(Exception):
+    """Another server process owns the experiment: ``owner`` is its advertised URL (307)."""
+
+    def __init__(self, name: str, owner: str) -> None:
+        super().__init__(f"experiment {name!r} is served by {owner}")
+        self.owner = owner
 
 
 def iso(seconds: float | None) -> str | None:
@@ -72,8 +85,9 @@ class Experiments:
     """The server's experiments over ``storage`` (see the module docstring)."""
 
     def __init__(self, storage: Storage, registry: Registry, *, max_loaded: int = DEFAULT_MAX_LOADED,
-                 max_subscribers: int = 100, base_dir: Path | None = None) -> None:
+                 max_subscribers: int = 100, base_dir: Path | None = None, advertise_url: str | None = None) -> None:
         self.storage = storage
+        self.advertise_url = advertise_url  # this process's URL: the owner of what it has open
         self.registry = registry
         self.max_loaded = max_loaded
         self.max_subscribers = max_subscribers
@@ -142,6 +156,10 @@ class Experiments:
         try:
             journal = await anyio.to_thread.run_sync(self.storage.open_journal, name)
             session = await anyio.to_thread.run_sync(LiveSession.resume, journal, None, self.registry)
+        except JournalInUse as exc:
+            if exc.owner is None or exc.owner == self.advertise_url:  # a tool holds it, or our own ghost
+                raise ExperimentUnavailable(f"experiment {name!r} cannot be opened: {exc}") from None
+            raise OwnedElsewhere(name, exc.owner) from None
         except (JournalError, ConfigError) as exc:
             log.error("experiment_unavailable", experiment=name, reason=str(exc))
             raise ExperimentUnavailable(f"experiment {name!r} cannot be opened: {exc}") from None
@@ -212,21 +230,22 @@ class Experiments:
         return _summary(record, {
             "state": service.state, "trials": len(service.experiment.trials),
             "recommendation": _shown(service), "last_activity": service.last_activity or record.last_activity,
-        }, service.session.config.problem.budget)
+        }, service.session.config.problem.budget, self.advertise_url)
 
     def summaries_of(self, name: str) -> dict[str, Any]:
         """The summary of ``name``, open or not (as last saved)."""
-        return self._summary_from(self.storage.get_experiment(name))
+        return self._summary_from(self.storage.get_experiment(name), self.storage.owners())
 
-    def _summary_from(self, record: ExperimentRecord) -> dict[str, Any]:
+    def _summary_from(self, record: ExperimentRecord, owners: dict[str, str]) -> dict[str, Any]:
         loaded = self._open.get(record.name)
         if loaded is not None:
             return self.summary_of(loaded)
-        return _summary(record, record.summary or {}, None)
+        return _summary(record, record.summary or {}, None, owners.get(record.name))
 
     def summaries(self) -> list[dict[str, Any]]:
         """Every experiment's summary: open ones as they are now, the others as last saved."""
-        return [self._summary_from(record) for record in self.storage.list_experiments()]
+        owners = self.storage.owners()
+        return [self._summary_from(record, owners) for record in self.storage.list_experiments()]
 
     def _save_summary(self, loaded: Loaded) -> None:
         service = loaded.service
@@ -246,7 +265,7 @@ def _shown(service: Service) -> Any:
     return service.experiment.recommendation() if service.experiment.counters.closed else None
 
 
-def _summary(record: ExperimentRecord, known: dict[str, Any], budget: int | None) -> dict[str, Any]:
+def _summary(record: ExperimentRecord, known: dict[str, Any], budget: int | None, owner: str | None) -> dict[str, Any]:
     state = known.get("state", "running")
     if record.stopped and state != "finished":
         state = "stopped"
@@ -258,6 +277,6 @@ def _summary(record: ExperimentRecord, known: dict[str, Any], budget: int | None
         "recommendation": known.get("recommendation"),
         "created": iso(record.created),
         "last_activity": iso(known.get("last_activity", record.last_activity)),
-        "owner": None,
+        "owner": owner,
     }
 

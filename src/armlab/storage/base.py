@@ -104,6 +104,10 @@ class Storage(Protocol):
     def open_journal(self, name: str) -> Journal:
         """Open the journal of ``name`` exclusively, for replay and appends."""
 
+    def owners(self) -> dict[str, str]:
+        """``{experiment: URL}`` of the experiments another server process may own now (an
+        SQLite storage is served by one process: none)."""
+
     def journal_path(self, name: str) -> str:
         """Where the journal of ``name`` is, for ``armlab journal`` and messages (a file path,
         or the database URL and the journal's name)."""

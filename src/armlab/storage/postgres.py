@@ -14,6 +14,10 @@ use, a token issued) and short, so one connection serves a process; each open jo
 a connection of its own, because its advisory lock (the journal's one writer) lives on it.
 While the database cannot be reached every call raises :class:`StorageUnavailable`, which
 changed nothing.
+
+Several server processes may share the storage: each experiment is owned by the process
+whose journal holds its lock, and each journal records the URL its owner's server advertises
+(``advertise_url``), which :meth:`PostgresStorage.owners` reads for the others.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Any
 from armlab.errors import ConfigError
 from armlab.orchestrator.journal.integrity import JournalError
 from armlab.orchestrator.journal.postgres import PostgresJournal
-from armlab.orchestrator.journal.postgres_schema import JournalUnavailable, connect, require_current, shown
+from armlab.orchestrator.journal.postgres_schema import LOCK_CLASS, JournalUnavailable, connect, require_current, shown
 from armlab.storage.base import ExperimentExists, ExperimentRecord, StorageUnavailable, UnknownExperiment
 
 __all__ = ["PostgresStorage"]
@@ -41,15 +45,16 @@ _CONNECT_TIMEOUT = 3.0  # seconds: a request waits at most this long for a datab
 class PostgresStorage:
     """A catalog in armlab's tables of one PostgreSQL database; journals beside it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, advertise_url: str | None = None) -> None:
         self.url = url
+        self.advertise_url = advertise_url  # recorded as the owner of each journal this process opens
         self._db: Any = None
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, url: str) -> PostgresStorage:
+    def open(cls, url: str, advertise_url: str | None = None) -> PostgresStorage:
         """Connect to ``url`` and check that it holds armlab's tables of this version."""
-        storage = cls(url)
+        storage = cls(url, advertise_url)
         try:
             with storage._connection():
                 pass
@@ -122,7 +127,18 @@ class PostgresStorage:
 
     # -- journals ------------------------------------------------------------------------
     def open_journal(self, name: str) -> PostgresJournal:
-        return PostgresJournal.open(self.url, self._journal_name(name))
+        return PostgresJournal.open(self.url, self._journal_name(name), self.advertise_url)
+
+    def owners(self) -> dict[str, str]:
+        """``{experiment: the advertised URL of the process that owns it}``, for the experiments
+        some process holds now (its journal's advisory lock is granted; a writer that died
+        without closing left its URL behind, but not its lock)."""
+        with self._connection() as db:
+            rows = db.execute(
+                "SELECT e.name, j.owner FROM armlab_experiments e JOIN armlab_journals j ON j.name = e.journal "
+                "JOIN pg_locks l ON l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = j.id "
+                "AND l.objsubid = 2 WHERE j.owner IS NOT NULL", (LOCK_CLASS,)).fetchall()
+        return dict(rows)
 
     def journal_path(self, name: str) -> str:
         return f"{shown(self.url)} journal {self._journal_name(name)}"

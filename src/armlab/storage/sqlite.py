@@ -145,6 +145,9 @@ class SqliteStorage:
     def open_journal(self, name: str) -> Journal:
         return Journal.open(self._journal_file(name))
 
+    def owners(self) -> dict[str, str]:
+        return {}  # one process serves an SQLite storage
+
     def journal_path(self, name: str) -> str:
         return str(self._journal_file(name))
 

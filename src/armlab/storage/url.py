@@ -44,13 +44,14 @@ def sqlite_path(url: str) -> Path:
     return Path(path)
 
 
-def open_storage(url: str) -> Storage:
+def open_storage(url: str, advertise_url: str | None = None) -> Storage:
     """Open the storage named by ``url`` (an SQLite catalog is created if new; a PostgreSQL
-    database must hold armlab's tables: ``armlab storage init URL``)."""
+    database must hold armlab's tables: ``armlab storage init URL``, and records
+    ``advertise_url`` as the owner of the journals this process opens)."""
     if is_postgresql(url):
         from armlab.storage.postgres import PostgresStorage
 
-        return PostgresStorage.open(url)
+        return PostgresStorage.open(url, advertise_url)
     from armlab.storage.sqlite import SqliteStorage
 
     return SqliteStorage.open(url, sqlite_path(url))

@@ -15,8 +15,12 @@ journal's id); a journal is named, e.g. after its experiment.  What holds as in 
 * **One writer.**  Opening a journal takes a session-level advisory lock on its id
   (``pg_try_advisory_lock``) on the connection that then writes every commit, and raises
   the journal's ``generation``.  A second process cannot open a journal while the first
-  holds it.  The lock is lost only with that connection (the process died, the connection
-  was cut, the server restarted); another process may then take the journal over.  Each
+  holds it (:class:`JournalInUse`, naming the URL the holder's server advertises, which
+  ``open`` records beside the generation).  The lock is lost only with that connection (the
+  process died, the connection was cut, the server restarted); another process may then take
+  the journal over.  A writer whose machine vanished without closing its socket is dropped by
+  the server within :data:`~.postgres_schema.DEAD_PEER_BOUND` seconds (TCP keepalives set on
+  the server's end of the writing connection), which frees the lock.  Each
   commit checks, in its own transaction, that the generation is still the one this writer
   set, so a writer that lost ownership cannot commit, even through a connection pooler
   that would not keep a session's lock.
@@ -38,11 +42,13 @@ from typing import Any
 from armlab.log import get_logger
 from armlab.orchestrator.journal.chained import COLUMN_NAMES, ChainedJournal, initial_meta
 from armlab.orchestrator.journal.integrity import JournalCorrupted, JournalError, genesis
-from armlab.orchestrator.journal.postgres_schema import LOCK_CLASS, JournalUnavailable, connect, require_current, shown
+from armlab.orchestrator.journal.postgres_schema import (
+    LOCK_CLASS, SERVER_KEEPALIVES, JournalInUse, JournalUnavailable, connect, require_current, shown,
+)
 from armlab.orchestrator.journal.schema import Event
 from armlab.orchestrator.journal.store import Journal
 
-__all__ = ["JournalUnavailable", "PostgresJournal"]
+__all__ = ["JournalInUse", "JournalUnavailable", "PostgresJournal"]
 
 log = get_logger(__name__)
 
@@ -97,8 +103,10 @@ class PostgresJournal(ChainedJournal):
         return cls.open(url, name)
 
     @classmethod
-    def open(cls, url: str, name: str) -> PostgresJournal:
-        """Open the journal ``name`` for replay and appends, as its only writer."""
+    def open(cls, url: str, name: str, owner: str | None = None) -> PostgresJournal:
+        """Open the journal ``name`` for replay and appends, as its only writer; ``owner``
+        (the URL this process's server advertises) is recorded for the processes that
+        :class:`JournalInUse` turns away meanwhile."""
         import psycopg
 
         db = connect(url)
@@ -109,11 +117,14 @@ class PostgresJournal(ChainedJournal):
                 raise JournalError(f"journal {name!r} does not exist in {shown(url)}")
             journal_id = row[0]
             if not db.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, journal_id)).fetchone()[0]:
-                raise JournalError(f"journal {name!r} in {shown(url)} is in use by another process")
+                holder = db.execute("SELECT owner FROM armlab_journals WHERE id = %s", (journal_id,)).fetchone()[0]
+                raise JournalInUse(f"journal {name!r} in {shown(url)} is in use by another process"
+                                   + (f" ({holder})" if holder else ""), holder)
             db.execute("SET synchronous_commit = on")  # a commit returns once it is on the server's disk
+            db.execute(SERVER_KEEPALIVES)  # a vanished writer loses the lock within DEAD_PEER_BOUND
             with db.transaction():
-                generation = db.execute("UPDATE armlab_journals SET generation = generation + 1 WHERE id = %s "
-                                        "RETURNING generation", (journal_id,)).fetchone()[0]
+                generation = db.execute("UPDATE armlab_journals SET generation = generation + 1, owner = %s "
+                                        "WHERE id = %s RETURNING generation", (owner, journal_id)).fetchone()[0]
                 db.execute("UPDATE armlab_journal_meta SET value = '\"open\"' WHERE journal = %s AND key = 'state'",
                            (journal_id,))
             return cls(url, name, db, journal_id, generation)
@@ -198,6 +209,8 @@ class PostgresJournal(ChainedJournal):
                     self._db.execute("UPDATE armlab_journal_meta SET value = '\"closed\"' WHERE journal = %s AND "
                                      "key = 'state' AND (SELECT generation FROM armlab_journals WHERE id = %s) = %s",
                                      (self._id, self._id, self._generation))
+                    self._db.execute("UPDATE armlab_journals SET owner = NULL WHERE id = %s AND generation = %s",
+                                     (self._id, self._generation))
         except psycopg.Error:
             pass  # the database is away: the next open marks it open again anyway
         finally:

@@ -4,7 +4,9 @@ One database holds the journals of many experiments, in three tables keyed by th
 id (``armlab_journals.id``, the first column of every key, so each table is indexed on it):
 
 * ``armlab_journals``: one row per journal: its ``name``, the ``generation`` of its current
-  writer (raised by each process that opens it, see :mod:`.postgres`) and its event count;
+  writer (raised by each process that opens it, see :mod:`.postgres`), its event count, and
+  the ``owner``: the URL the current writer's server advertises (``--advertise-url``; null
+  when the writer gave none or closed the journal);
 * ``armlab_journal_meta``: the SQLite journal's ``meta`` table, per journal;
 * ``armlab_events``: the SQLite journal's ``events`` table, per journal.  Its columns,
   checks and unique indexes are those of :data:`~.schema.SCHEMA` (the single source), with
@@ -17,7 +19,7 @@ stopped, cached summary, last activity) and ``armlab_tokens`` (client token hash
 ``armlab_schema_version`` records each applied migration; the database's version is the
 highest, and a journal or catalog opens only on a database of the version this armlab writes
 (:data:`DATABASE_VERSION`, the last migration's: the journal format
-:data:`~.schema.FORMAT_VERSION` up to 3, then the catalog's 4).  :func:`upgrade` applies
+:data:`~.schema.FORMAT_VERSION` up to 3, then the catalog's 4, then the owner's URL 5).  :func:`upgrade` applies
 the missing migrations in order, in one transaction, under a lock (two processes upgrading
 at once take turns); it is idempotent.
 """
@@ -36,8 +38,8 @@ from armlab.orchestrator.journal.integrity import JournalError
 from armlab.orchestrator.journal.schema import SCHEMA
 
 __all__ = [
-    "DATABASE_VERSION", "LOCK_CLASS", "MIGRATIONS", "JournalUnavailable", "connect", "database_version",
-    "require_current", "shown", "upgrade",
+    "DATABASE_VERSION", "DEAD_PEER_BOUND", "LOCK_CLASS", "SERVER_KEEPALIVES", "MIGRATIONS", "JournalInUse", "JournalUnavailable", "connect",
+    "database_version", "require_current", "shown", "upgrade",
 ]
 
 #: The first key of armlab's advisory locks (ASCII "arml"); the second is a journal's id.
@@ -90,6 +92,15 @@ class JournalUnavailable(JournalError):
     storage) again once it answers (a service answers 503 with Retry-After meanwhile)."""
 
 
+class JournalInUse(JournalError):
+    """Another process holds the journal (its advisory lock); ``owner`` is the URL that
+    process's server advertises, or None when it gave none (a tool such as ``armlab journal``)."""
+
+    def __init__(self, message: str, owner: str | None) -> None:
+        super().__init__(message)
+        self.owner = owner
+
+
 def _statements(schema: str) -> list[str]:
     return [s.strip() for s in schema.split(";") if s.strip()]
 
@@ -136,13 +147,18 @@ def _catalog(db: Any) -> None:
         db.execute(statement)
 
 
+def _owner(db: Any) -> None:
+    """Record, beside a journal's writer generation, the URL its server advertises."""
+    db.execute("ALTER TABLE armlab_journals ADD COLUMN IF NOT EXISTS owner TEXT")
+
+
 #: The migrations, by the version they bring the database to, applied in order.  Versions 2
 #: and 3 are the journal formats 2 (the first PostgreSQL holds) and 3 (the decision log's
-#: nullable columns); 4 adds the server's catalog.  A later journal format whose change
+#: nullable columns); 4 adds the server's catalog, 5 the owner's URL.  A later journal format whose change
 #: schema.py describes (a new nullable column, a new index) adds ``(N, _tables_of_the_schema)``
 #: with the next number; one that rewrites data adds its own step.
 MIGRATIONS: tuple[tuple[int, Callable[[Any], None]], ...] = (
-    (2, _tables_of_the_schema), (3, _tables_of_the_schema), (4, _catalog),
+    (2, _tables_of_the_schema), (3, _tables_of_the_schema), (4, _catalog), (5, _owner),
 )
 
 #: The version of armlab's tables this armlab reads and writes: the last migration's.
@@ -158,13 +174,29 @@ def shown(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+#: TCP keepalives on every connection, both ends: a peer that vanished without closing its
+#: socket (a lost machine, a cut cable) is noticed after at most idle + interval * count =
+#: 11 seconds, and ``tcp_user_timeout`` bounds the same way a send that is never acknowledged.
+#: On the server's end this ends a dead owner's session, which frees its journals' advisory
+#: locks: the bound on a takeover after a lost machine (:meth:`.postgres.PostgresJournal.open`).
+KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 5, 2, 3
+DEAD_PEER_BOUND = KEEPALIVE_IDLE + KEEPALIVE_INTERVAL * KEEPALIVE_COUNT  # seconds
+SERVER_KEEPALIVES = (
+    f"SET tcp_keepalives_idle = {KEEPALIVE_IDLE}; SET tcp_keepalives_interval = {KEEPALIVE_INTERVAL}; "
+    f"SET tcp_keepalives_count = {KEEPALIVE_COUNT}; SET tcp_user_timeout = {DEAD_PEER_BOUND * 1000}"
+)
+
+
 def connect(url: str, timeout: float = 10.0) -> Any:
-    """An autocommit connection to ``url`` (transactions are explicit), or a :class:`JournalError`."""
+    """An autocommit connection to ``url`` (transactions are explicit) with TCP keepalives on
+    this end (:data:`DEAD_PEER_BOUND`), or a :class:`JournalError`."""
     psycopg = require("psycopg", "postgres", "PostgreSQL storage")
     if not url.startswith(("postgresql://", "postgres://")):
         raise JournalError(f"{shown(url)!r} is not a PostgreSQL URL: give postgresql://USER@HOST:PORT/DATABASE")
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
+        return psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)), keepalives=1,
+                               keepalives_idle=KEEPALIVE_IDLE, keepalives_interval=KEEPALIVE_INTERVAL,
+                               keepalives_count=KEEPALIVE_COUNT, tcp_user_timeout=DEAD_PEER_BOUND * 1000)
     except psycopg.Error as exc:
         raise JournalUnavailable(f"cannot connect to {shown(url)}: {str(exc).strip()}") from None
 
