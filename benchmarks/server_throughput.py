@@ -124,7 +124,7 @@ def main() -> None:
                 continue
             with tempfile.TemporaryDirectory() as tmp:
                 argv, drive, prepare = configurations(args, Path(tmp))[name]
-                if args.profile and name.startswith("server"):
+                if args.profile and name != "bare_pairs":
                     Path(args.profile).mkdir(parents=True, exist_ok=True)
                     argv = profiled(argv, str(Path(args.profile).resolve() / f"{name}.prof"))
                 figure = measure(argv, drive, prepare)

@@ -201,8 +201,7 @@ class Service:
         """Drive the source's own trials, or expire unreported external trials."""
         timeout = self.session.config.feedback.timeout
         if self.session.runs_trials:
-            await LiveRun(sources=self.session.sources, experiment=self.experiment, timeout=timeout,
-                          writer=self.writer).run()
+            await LiveRun(sources=self.session.sources, experiment=self.experiment, timeout=timeout).run()
         elif timeout is not None:
             await self._expire_unreported(timeout)
 
