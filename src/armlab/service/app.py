@@ -203,13 +203,12 @@ def experiment_app(service: Service, lifespan: Any = None) -> FastAPI:
     async def ask_batch(body: AskBatchIn) -> AskBatchOut:
         """Dispatch up to ``count`` trials in one request (one journal transaction); fewer when
         the experiment cannot dispatch more, 409 only when it can dispatch none."""
-        records = await service.change(service.ask_many, body.count, body.keys)
-        return AskBatchOut(trials=[trial_out(service, r) for r in records], state=service.state)
+        return await service.ask_batch(body.count, body.keys)
 
     @app.post("/tell/batch", dependencies=guard, responses=_ERRORS)
     async def tell_batch(body: TellBatchIn) -> TellBatchOut:
         """Report many rewards in one request (one journal transaction), with a result per report."""
-        return TellBatchOut(results=await service.change(service.tell_many, [(r.trial_id, r.reward) for r in body.reports]))
+        return await service.tell_batch([(r.trial_id, r.reward) for r in body.reports])
 
     @app.post("/retire", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
     async def retire(body: RetireIn) -> RetireOut:

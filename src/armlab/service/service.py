@@ -32,7 +32,7 @@ from armlab.orchestrator.live.types import (
 )
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.events import EventHub
-from armlab.service.models import ItemReportOut, ReportOut, RetireOut, TrialOut
+from armlab.service.models import AskBatchOut, ItemReportOut, ReportOut, RetireOut, TellBatchOut, TrialOut
 
 __all__ = ["Service", "report_out", "trial_out"]
 
@@ -109,6 +109,15 @@ class Service:
         self._refuse_dispatch()
         return self.experiment.record(self.experiment.ask(key).id)
 
+    async def ask_batch(self, count: int, keys: list[str] | None) -> AskBatchOut:
+        """The answer of ``/ask/batch``: up to ``count`` trials dispatched in one journal batch."""
+        records = await self.change(self.ask_many, count, keys)
+        return AskBatchOut.model_construct(trials=[trial_out(self, r) for r in records], state=self.state)
+
+    async def tell_batch(self, reports: list[tuple[int, Any]]) -> TellBatchOut:
+        """The answer of ``/tell/batch``: every report in one journal batch, a result each."""
+        return TellBatchOut.model_construct(results=await self.change(self.tell_many, reports))
+
     def ask_many(self, count: int, keys: list[str] | None) -> list[TrialRecord]:
         """Dispatch up to ``count`` trials at once (call through :meth:`change`: one journal batch)."""
         self._refuse_dispatch()
@@ -131,12 +140,12 @@ class Service:
         try:
             report = self.experiment.tell(trial_id, reward)
         except UnknownTrial as exc:
-            return ItemReportOut(trial_id=trial_id, status="unknown", message=str(exc))
+            return _item("unknown", trial_id, exc)
         except ReportConflict as exc:
-            return ItemReportOut(trial_id=trial_id, status="conflict", message=str(exc))
+            return _item("conflict", trial_id, exc)
         except RewardRejected as exc:
-            return ItemReportOut(trial_id=trial_id, status="rejected", message=str(exc))
-        return ItemReportOut(trial_id=trial_id, status=report.status, message=report.message)
+            return _item("rejected", trial_id, exc)
+        return ItemReportOut.model_construct(trial_id=trial_id, status=report.status, message=report.message)
 
     def retire(self, bandit: int, arm: int | str, reason: str) -> RetireOut:
         """Retire an arm given by index or name (call through :meth:`change`)."""
@@ -221,8 +230,14 @@ def report_out(report: Report) -> ReportOut:
     return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
 
 
+def _item(status: str, trial_id: int, refusal: Exception) -> ItemReportOut:
+    return ItemReportOut.model_construct(trial_id=trial_id, status=status, message=str(refusal))
+
+
 def trial_out(service: Service, record: TrialRecord) -> TrialOut:
+    """The answer's form of a trial, built from fields known to be valid (not validated again:
+    a batch answers up to a thousand)."""
     trial = record.trial
-    return TrialOut(trial_id=trial.id, arm=trial.arm, arm_name=service.session.arm_names(trial.bandit)[trial.arm],
+    return TrialOut.model_construct(trial_id=trial.id, arm=trial.arm, arm_name=service.session.arm_names(trial.bandit)[trial.arm],
                     bandit_label=service.session.plan.bandits[trial.bandit].label,
                     bandit=trial.bandit, pull=trial.pull, status=record.status.value)
