@@ -238,6 +238,8 @@ def trial_out(service: Service, record: TrialRecord) -> TrialOut:
     """The answer's form of a trial, built from fields known to be valid (not validated again:
     a batch answers up to a thousand)."""
     trial = record.trial
-    return TrialOut.model_construct(trial_id=trial.id, arm=trial.arm, arm_name=service.session.arm_names(trial.bandit)[trial.arm],
-                    bandit_label=service.session.plan.bandits[trial.bandit].label,
-                    bandit=trial.bandit, pull=trial.pull, status=record.status.value)
+    session = service.session
+    return TrialOut.model_construct(trial_id=trial.id, arm=trial.arm,
+                                    arm_name=session.arm_names(trial.bandit)[trial.arm],
+                                    bandit_label=session.plan.bandits[trial.bandit].label,
+                                    bandit=trial.bandit, pull=trial.pull, status=record.status.value)
