@@ -102,8 +102,8 @@ async def live_run(registry: Registry, tmp: Path, trials: int, in_flight: int, j
     path = tmp / f"live-{time.monotonic_ns()}.sqlite"
     session = _session(registry, cfg, path if journal else None)
     start, cpu = time.perf_counter(), time.process_time()
-    async with session.group_commit() as writer:
-        await session.live_run(writer).run()
+    async with session.group_commit():
+        await session.live_run().run()
     rates = trials / (time.perf_counter() - start), trials / (time.process_time() - cpu)
     assert session.experiment.counters.completed == trials
     session.close()

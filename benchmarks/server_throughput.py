@@ -18,7 +18,7 @@ opened (one ask+tell each) before the clock starts.  The configurations alternat
 after round (``--rounds``), and each keeps its fastest round, because the machine may be
 shared; server and client CPU time per 1000 pairs (or trials) are reported beside each
 figure, and the load average before and after.  ``--profile DIR`` runs every ``armlab
-server`` under cProfile (``DIR/NAME.prof``, the last round's).
+server`` and ``armlab serve`` under cProfile (``DIR/NAME.prof``, the last round's).
 
     python benchmarks/server_throughput.py [--pairs 4000] [--rounds 3]
 
@@ -112,7 +112,7 @@ def main() -> None:
     parser.add_argument("--batch-clients", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; each figure is its fastest")
     parser.add_argument("--only", nargs="*", help="measure only these configurations (and bare_pairs)")
-    parser.add_argument("--profile", metavar="DIR", help="cProfile every armlab server (DIR/NAME.prof)")
+    parser.add_argument("--profile", metavar="DIR", help="cProfile every armlab server and serve (DIR/NAME.prof)")
     args = parser.parse_args()
     load_before = os.getloadavg()
     best: dict[str, dict] = {}
@@ -124,7 +124,7 @@ def main() -> None:
                 continue
             with tempfile.TemporaryDirectory() as tmp:
                 argv, drive, prepare = configurations(args, Path(tmp))[name]
-                if args.profile and name.startswith("server"):
+                if args.profile and name != "bare_pairs":
                     Path(args.profile).mkdir(parents=True, exist_ok=True)
                     argv = profiled(argv, str(Path(args.profile).resolve() / f"{name}.prof"))
                 figure = measure(argv, drive, prepare)

@@ -8,12 +8,15 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import anyio
 import pytest
 
 from armlab.orchestrator.journal.group_commit import GroupCommit
 from armlab.orchestrator.journal.store import FORMAT_VERSION, Journal, JournalError
+from armlab.orchestrator.live.session import LiveSession
 from armlab.orchestrator.live.types import Event
 
 
@@ -175,3 +178,57 @@ async def test_group_commit_failure_is_loud(tmp_path):
     with pytest.raises(JournalError, match="can no longer be written"):
         writer.record(Event("dispatch", 1, 0, at=0))
     journal.close()
+
+
+async def test_concurrent_changes_are_built_while_a_batch_is_written_and_acknowledged_only_once_durable(
+        tmp_path, registry, live):
+    """Pipelined group commit: changes join the next batch while one is in the worker thread,
+    and every answer waits until its own events are committed."""
+    session = LiveSession.open(journal=tmp_path / "j.sqlite", registry=registry,
+                               config=live.config(problem={"budget": 400}, feedback={"in_flight": 400}))
+    experiment, journal = session.experiment, session.journal
+    committed: set[tuple[str, int]] = set()
+    writing, joined = threading.Event(), threading.Event()
+    real_append = journal.append_many
+
+    def held_append(events):
+        writing.set()
+        joined.wait(10)  # the first batch is held until a change joins the next one
+        real_append(events)
+        committed.update((e.kind, e.trial) for e in events)
+        writing.clear()
+
+    journal.append_many = held_append
+    unacknowledged = []
+
+    def ask():
+        if writing.is_set():
+            joined.set()
+        return experiment.ask()
+
+    async def client(reward: float) -> None:
+        for _ in range(5):
+            trial = await writer.change(ask)
+            if ("dispatch", trial.id) not in committed:
+                unacknowledged.append(("dispatch", trial.id))
+            await writer.change(experiment.tell, trial.id, reward)
+            if ("result", trial.id) not in committed:
+                unacknowledged.append(("result", trial.id))
+
+    async def late_client() -> None:
+        await anyio.to_thread.run_sync(writing.wait, 10)
+        await client(1.0)  # its first ask is made while a batch is being written
+
+    async with session.group_commit() as writer:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(late_client)
+            for i in range(39):
+                tg.start_soon(client, (i % 3) / 2)
+    assert unacknowledged == []
+    assert joined.is_set(), "no change was made while a batch was written: not pipelined"
+    assert writer.written == writer.recorded == 400 and writer.batches < 400
+    expected = live.state(experiment)
+    session.close()
+    resumed = LiveSession.resume(Journal.open(tmp_path / "j.sqlite"), registry=registry)
+    assert live.state(resumed.experiment) == expected
+    resumed.close()

@@ -4,13 +4,16 @@ leave a journal that resumes (or a clear way to salvage it)."""
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 
+import anyio
 import httpx
 import pytest
 from click.testing import CliRunner
@@ -272,3 +275,53 @@ async def _fill_the_disk_while_serving(tmp_path, disk, live):
         code, _ = service.stop()
     assert code == 0
     assert status["completed"] == len(acknowledged)  # every acknowledged tell, nothing else
+
+
+# -- a failed write while the next batch is built (pipelined group commit) ------------------------
+async def test_a_failed_batch_takes_the_batch_built_on_it_down_too(tmp_path, registry, live):
+    """Batch N fails in the worker thread while batch N+1 (a tell of N's trial, another ask) is
+    built from it: no answer of either is given, the journal keeps exactly the durable prefix,
+    nothing is written afterwards, and reopening replays to that prefix."""
+    path = tmp_path / "j.sqlite"
+    session = LiveSession.open(journal=path, config=live.config(feedback={"in_flight": 5}), registry=registry)
+    experiment, journal = session.experiment, session.journal
+    failures, answers = [], {}
+    entered, release = threading.Event(), threading.Event()
+
+    def failing_append(events):
+        entered.set()
+        release.wait(10)
+        raise JournalError("injected: the disk is full")
+
+    async def answer(name, apply, *args):
+        try:
+            answers[name] = await writer.change(apply, *args)
+        except JournalError as exc:
+            answers[name] = exc
+
+    async with session.group_commit(failures.append) as writer:
+        for reward in (1.0, 0.0, 1.0):
+            trial = await writer.change(experiment.ask)
+            await writer.change(experiment.tell, trial.id, reward)
+        prefix, prefix_state = list(journal.events()), copy.deepcopy(live.state(experiment))
+        journal.append_many = failing_append
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer, "N: ask", experiment.ask)
+            await anyio.to_thread.run_sync(entered.wait, 10)  # batch N is in the worker thread
+            n_trial = experiment.trials[-1].trial.id
+            tg.start_soon(answer, "N+1: tell of N's trial", experiment.tell, n_trial, 1.0)
+            tg.start_soon(answer, "N+1: ask", experiment.ask)
+            await anyio.wait_all_tasks_blocked()
+            assert writer.recorded == writer.written + 3 and answers == {}  # N+1 built, nothing answered
+            release.set()
+        del journal.append_many  # the disk works again: only the refusal keeps N+1 out now
+        with pytest.raises(JournalError, match="can no longer be written"):
+            experiment.ask()
+        writer.flush()  # never writes what was built on the failed batch
+    assert len(failures) == 1 and len(answers) == 3
+    assert all(isinstance(a, JournalError) for a in answers.values()), answers
+    assert list(journal.events()) == prefix
+    session.close()
+    resumed = LiveSession.resume(Journal.open(path), registry=registry)
+    assert live.state(resumed.experiment) == prefix_state
+    resumed.close()

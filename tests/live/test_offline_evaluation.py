@@ -63,9 +63,8 @@ def _log(path, registry, policy: dict, trials: int, floor: float, seed: int = 20
     draws = rng.random(trials)
 
     async def drive() -> None:
-        async with session.group_commit() as writer:
+        async with session.group_commit():
             for i in range(trials):
-                await writer.turn()
                 trial = session.experiment.ask()
                 session.experiment.tell(trial.id, float(draws[i] < MEANS[trial.arm]))
 

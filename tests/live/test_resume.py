@@ -47,8 +47,8 @@ def callback_config(live, tmp_path, monkeypatch):
 
 async def _run(session: LiveSession, stop_after: int | None = None) -> None:
     """Run the session's trials; with ``stop_after``, stop (cancel) once that many have ended."""
-    async with anyio.create_task_group() as tg, session.group_commit() as writer:
-        run = session.live_run(writer)
+    async with anyio.create_task_group() as tg, session.group_commit():
+        run = session.live_run()
         if stop_after is not None:
             def stop(event):
                 if session.experiment.counters.closed >= stop_after:

@@ -192,25 +192,23 @@ def experiment_app(service: Service, lifespan: Any = None) -> FastAPI:
     @app.post("/ask", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
     async def ask(body: AskIn) -> TrialOut:
         """Dispatch the policy's next trial (idempotent per ``key``); ``{}`` asks with no key and no wait."""
-        return await service.ask(body.key, body.wait, body.unit)
+        return await service.answer_ask(body)
 
     @app.post("/tell", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
     async def tell(body: TellBody) -> ReportOut:  # type: ignore[valid-type]
         """Report a trial's reward; answered once the report is durable."""
-        return report_out(await service.change(experiment.tell, body.trial_id, body.reward, body.metrics))
+        return await service.answer_tell(body)
 
     @app.post("/ask/batch", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
     async def ask_batch(body: AskBatchIn) -> AskBatchOut:
         """Dispatch up to ``count`` trials in one request (one journal transaction); fewer when
         the experiment cannot dispatch more, 409 only when it can dispatch none."""
-        trials = await service.change(service.ask_many, body.count, body.keys, body.units)
-        return AskBatchOut(trials=[trial_out(service, t) for t in trials], state=service.state)
+        return await service.answer_ask_batch(body)
 
     @app.post("/tell/batch", dependencies=guard, responses=_ERRORS)
     async def tell_batch(body: TellBatchIn) -> TellBatchOut:
         """Report many rewards in one request (one journal transaction), with a result per report."""
-        reports = [(r.trial_id, r.reward, r.metrics) for r in body.reports]
-        return TellBatchOut(results=await service.change(service.tell_many, reports))
+        return await service.answer_tell_batch(body)
 
     @app.post("/retire", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
     async def retire(body: RetireIn) -> RetireOut:

@@ -1,11 +1,12 @@
-"""``POST /ask`` and ``POST /tell`` answered without FastAPI's per-request machinery.
+"""``POST /ask``, ``/tell``, ``/ask/batch`` and ``/tell/batch`` answered without FastAPI's per-request machinery.
 
 Every ask+tell pair of a served experiment goes through these two routes, and FastAPI's
 generic path (an exception middleware and an exit stack per request, dependency solving,
 the answer validated against its model again before it is encoded) cost more server CPU
-than the experiment and its journal together (``benchmarks/server_throughput.py``).
-:class:`HotRoutes`, the innermost middleware of an experiment's app, answers a *valid* ask or
-tell itself: the same body models (so the same fields are accepted), the same
+than the experiment and its journal together (``benchmarks/server_throughput.py``), and a
+batch's answer was validated again item by item.
+:class:`HotRoutes`, the innermost middleware of an experiment's app, answers a *valid* request
+of these routes itself: the same body models (so the same fields are accepted), the same
 :class:`~armlab.service.service.Service` calls (turn -> change -> durable: the answer still
 waits until the change is in the journal), the same answers and the app's own error handlers.
 
@@ -27,8 +28,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from armlab.service.body_limit import replay
-from armlab.service.models import AskIn, tell_model
-from armlab.service.service import Service, report_out
+from armlab.service.models import AskBatchIn, AskIn, TellBatchIn, tell_model
+from armlab.service.service import Service
 
 __all__ = ["HotRoutes"]
 
@@ -36,7 +37,7 @@ _Handler = Callable[[Request, Exception], Awaitable[Response]]
 
 
 class HotRoutes:
-    """Answer valid ``POST /ask`` and ``/tell`` of ``service`` directly; pass the rest to ``app``.
+    """Answer valid ``POST /ask``, ``/tell`` and their batches directly; pass the rest to ``app``.
 
     ``handlers``: the app's exception handlers (type -> handler), which answer the service's
     refusals (409 no trial, 404 unknown trial, 422 rejected reward, 503 journal failure).
@@ -46,16 +47,11 @@ class HotRoutes:
         self.app = app
         self.handlers = handlers
         experiment = service.experiment
-
-        async def ask(body: AskIn) -> BaseModel:
-            return await service.ask(body.key, body.wait)
-
-        async def tell(body: Any) -> BaseModel:
-            return report_out(await service.change(experiment.tell, body.trial_id, body.reward))
-
         self.routes: dict[str, tuple[type[BaseModel], Callable[[Any], Awaitable[BaseModel]]]] = {
-            "/ask": (AskIn, ask),
-            "/tell": (tell_model(experiment.problem.reward_range), tell),
+            "/ask": (AskIn, service.answer_ask),
+            "/tell": (tell_model(experiment.problem.reward_range), service.answer_tell),
+            "/ask/batch": (AskBatchIn, service.answer_ask_batch),
+            "/tell/batch": (TellBatchIn, service.answer_tell_batch),
         }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from armlab.service.auth import token_matches
 from armlab.service.request_checks import is_public
 
-__all__ = ["ServerAccess", "hash_token", "new_token"]
+__all__ = ["ServerAccess", "hash_token", "is_experiment_route", "new_token"]
 
 #: The parts of ``/experiments/{name}/...`` that are the admin's, not the experiment's clients'.
 _ADMIN_PARTS = ("stop", "tokens")
@@ -114,6 +114,13 @@ def _split(path: str) -> tuple[str | None, str | None]:
     if len(parts) < 3 or parts[0] or parts[1] != "experiments" or not parts[2]:
         return None, None
     return parts[2], (parts[3] if len(parts) == 4 else None)
+
+
+def is_experiment_route(path: str) -> bool:
+    """Whether ``path`` is one of an experiment's own routes (``/experiments/{name}/REST``, not
+    the admin's ``stop`` and ``tokens``): what the experiment's app answers."""
+    _, rest = _split(path)
+    return bool(rest) and rest.split("/", 1)[0] not in _ADMIN_PARTS  # type: ignore[union-attr]
 
 
 def _public(path: str) -> bool:

@@ -30,8 +30,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
-from starlette.routing import Mount
-from starlette.types import Message, Receive, Scope, Send
+from starlette.routing import Match, Mount
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from armlab._version import __version__
 from armlab.log import get_logger
@@ -42,7 +42,7 @@ from armlab.service.host_check import LoopbackHostOnly
 from armlab.service.json_answers import JsonAnswers
 from armlab.service.models import DEFAULT_MAX_BODY
 from armlab.service.request_checks import RequestChecks
-from armlab.service.server_access import ServerAccess, hash_token, new_token
+from armlab.service.server_access import ServerAccess, hash_token, is_experiment_route, new_token
 from armlab.service.server_experiments import Experiments, ExperimentUnavailable, OwnedElsewhere
 from armlab.storage.base import ExperimentExists, StorageUnavailable, UnknownExperiment, check_name
 
@@ -110,6 +110,26 @@ class _ExperimentRoutes:
             await _detail(503, str(exc))(scope, receive, send)
 
 
+class _ExperimentsFirst:
+    """Send a request for an experiment's own routes straight to ``mount``, past the server's
+    exception middleware and router: the same scope as the router gives (``Mount.matches``),
+    without the server's per-request machinery, which its ask+tell pairs paid besides the
+    experiment app's (``benchmarks/server_throughput.py``).  The innermost middleware: the
+    request checks and the body limit have run."""
+
+    def __init__(self, app: ASGIApp, mount: Mount) -> None:
+        self.app = app
+        self.mount = mount
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and is_experiment_route(scope["path"]):
+            match, child = self.mount.matches(scope)
+            if match is Match.FULL:
+                await self.mount.handle({**scope, **child}, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_server_app(
     experiments: Experiments,
     *,
@@ -128,6 +148,8 @@ def create_server_app(
     app = FastAPI(title="armlab server", version=__version__, description=__doc__, lifespan=lifespan,
                   docs_url=None, redoc_url=None)
     app.state.experiments = experiments
+    mount = Mount("/experiments/{name}", app=_ExperimentRoutes(experiments))
+    app.add_middleware(_ExperimentsFirst, mount=mount)
     app.add_middleware(BodyLimit, max_bytes=max_body_size)
     app.add_middleware(RequestChecks, access=access)
     if admin_token is None:
@@ -219,6 +241,6 @@ def create_server_app(
         access.revoke(token_id)
         return Response(status_code=204)
 
-    app.router.routes.append(Mount("/experiments/{name}", app=_ExperimentRoutes(experiments)))
+    app.router.routes.append(mount)  # what _ExperimentsFirst does not take (another path, a websocket)
     mount_dashboard(app, "experiments.html")  # the list of experiments (dashboard/experiments.js)
     return app

@@ -4,8 +4,10 @@ Nothing is replayed at start: an experiment's journal is opened and replayed
 (:meth:`~armlab.orchestrator.live.session.LiveSession.resume`, in a worker thread) when a
 request first needs it, and it runs as ``armlab serve`` runs one experiment: its own
 :class:`~armlab.service.service.Service` (group commit, timeouts), event hub and routes
-(:func:`~armlab.service.app.experiment_app`).  At most ``max_loaded`` experiments stay open;
-opening one more closes the least recently used one that no request is using (its journal is
+(:func:`~armlab.service.app.experiment_app`), its valid asks and tells answered first by
+:class:`~armlab.service.hot_routes.HotRoutes` (as inside that app, but before the app's own
+per-request layers: the server's app has run its own).  At most ``max_loaded`` experiments
+stay open; opening one more closes the least recently used one that no request is using (its journal is
 flushed and closed; the next request replays it again, to the same state).
 
 A journal that cannot be opened (a full disk, a damaged or missing file) or that fails to
@@ -29,7 +31,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from armlab.errors import ConfigError
 from armlab.log import get_logger
@@ -39,6 +41,7 @@ from armlab.orchestrator.live.session import LiveSession
 from armlab.plugins.registry import Registry
 from armlab.service.app import experiment_app, new_service
 from armlab.service.events import EventHub
+from armlab.service.hot_routes import HotRoutes
 from armlab.service.models import DEFAULT_MAX_LOADED
 from armlab.service.experiment_configs import served_session
 from armlab.service.service import Service
@@ -74,7 +77,7 @@ class Loaded:
 
     name: str
     service: Service
-    app: FastAPI
+    app: ASGIApp
     active: int = 0
     closing: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
@@ -167,7 +170,8 @@ class Experiments:
         service = new_service(session, EventHub(max_subscribers=self.max_subscribers),
                               lambda exc: self._failed(name, exc))
         service.halted = record.stopped
-        loaded = Loaded(name, service, experiment_app(service))
+        app = experiment_app(service)
+        loaded = Loaded(name, service, HotRoutes(app, service, app.exception_handlers))
         assert self._tg is not None, "the server is not running"
         await self._tg.start(self._host, loaded)
         self._open[name] = loaded

@@ -31,7 +31,17 @@ from armlab.orchestrator.live.types import (
 )
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.events import EventHub
-from armlab.service.models import ItemReportOut, ReportOut, RetireOut, TrialOut
+from armlab.service.models import (
+    AskBatchIn,
+    AskBatchOut,
+    AskIn,
+    ItemReportOut,
+    ReportOut,
+    RetireOut,
+    TellBatchIn,
+    TellBatchOut,
+    TrialOut,
+)
 
 __all__ = ["Service", "report_out", "trial_out"]
 
@@ -108,6 +118,25 @@ class Service:
         self._refuse_dispatch()
         return self.experiment.ask(key, unit)
 
+    # -- the answers of the four hot routes (the app's routes and HotRoutes both call these) --
+    async def answer_ask(self, body: AskIn) -> TrialOut:
+        """The answer of ``/ask``."""
+        return await self.ask(body.key, body.wait, body.unit)
+
+    async def answer_tell(self, body: Any) -> ReportOut:
+        """The answer of ``/tell`` (``body`` of the experiment's tell model), once durable."""
+        return report_out(await self.change(self.experiment.tell, body.trial_id, body.reward, body.metrics))
+
+    async def answer_ask_batch(self, body: AskBatchIn) -> AskBatchOut:
+        """The answer of ``/ask/batch``: up to ``count`` trials dispatched in one journal batch."""
+        trials = await self.change(self.ask_many, body.count, body.keys, body.units)
+        return AskBatchOut.model_construct(trials=[trial_out(self, t) for t in trials], state=self.state)
+
+    async def answer_tell_batch(self, body: TellBatchIn) -> TellBatchOut:
+        """The answer of ``/tell/batch``: every report in one journal batch, a result each."""
+        reports = [(r.trial_id, r.reward, r.metrics) for r in body.reports]
+        return TellBatchOut.model_construct(results=await self.change(self.tell_many, reports))
+
     def ask_many(self, count: int, keys: list[str] | None, units: list[str] | None = None) -> list[Trial]:
         """Dispatch up to ``count`` trials at once (call through :meth:`change`: one journal batch)."""
         self._refuse_dispatch()
@@ -132,12 +161,12 @@ class Service:
         try:
             report = self.experiment.tell(trial_id, reward, metrics)
         except UnknownTrial as exc:
-            return ItemReportOut(trial_id=trial_id, status="unknown", message=str(exc))
+            return _item("unknown", trial_id, exc)
         except ReportConflict as exc:
-            return ItemReportOut(trial_id=trial_id, status="conflict", message=str(exc))
+            return _item("conflict", trial_id, exc)
         except RewardRejected as exc:
-            return ItemReportOut(trial_id=trial_id, status="rejected", message=str(exc))
-        return ItemReportOut(trial_id=trial_id, status=report.status, message=report.message)
+            return _item("rejected", trial_id, exc)
+        return ItemReportOut.model_construct(trial_id=trial_id, status=report.status, message=report.message)
 
     def retire(self, bandit: int, arm: int | str, reason: str) -> RetireOut:
         """Retire an arm given by index or name (call through :meth:`change`)."""
@@ -202,8 +231,7 @@ class Service:
         """Drive the source's own trials, or expire unreported external trials."""
         timeout = self.session.config.feedback.timeout
         if self.session.runs_trials:
-            await LiveRun(sources=self.session.sources, experiment=self.experiment, timeout=timeout,
-                          writer=self.writer).run()
+            await LiveRun(sources=self.session.sources, experiment=self.experiment, timeout=timeout).run()
         elif timeout is not None:
             await self._expire_unreported(timeout)
 
@@ -223,10 +251,17 @@ def report_out(report: Report) -> ReportOut:
     return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
 
 
+def _item(status: str, trial_id: int, refusal: Exception) -> ItemReportOut:
+    return ItemReportOut.model_construct(trial_id=trial_id, status=status, message=str(refusal))
+
+
 def trial_out(service: Service, trial: Trial) -> TrialOut:
-    """``trial`` as answered, with its record's status and unit and the ask's exposure."""
+    """``trial`` as answered, with its record's status and unit and the ask's exposure, built
+    from fields known to be valid (not validated again: a batch answers up to a thousand)."""
     record = service.experiment.record(trial.id)
-    return TrialOut(trial_id=trial.id, arm=trial.arm, arm_name=service.session.arm_names(trial.bandit)[trial.arm],
-                    bandit_label=service.session.plan.bandits[trial.bandit].label,
-                    bandit=trial.bandit, pull=trial.pull, status=record.status.value, unit=record.unit,
-                    exposure=trial.exposure)
+    session = service.session
+    return TrialOut.model_construct(trial_id=trial.id, arm=trial.arm,
+                                    arm_name=session.arm_names(trial.bandit)[trial.arm],
+                                    bandit_label=session.plan.bandits[trial.bandit].label,
+                                    bandit=trial.bandit, pull=trial.pull, status=record.status.value,
+                                    unit=record.unit, exposure=trial.exposure)

@@ -4,21 +4,29 @@ This module holds the durability contract of the live path; it is enforced here 
 stated nowhere else.  While a live run or the HTTP service is up, :class:`GroupCommit` is
 the experiment's recorder: the experiment hands it each change's event *before* applying
 the change (a refused event leaves the experiment unchanged), the event is **buffered, not
-yet durable**, and the change is applied at once; a worker thread commits each batch in one
-transaction (one fsync for many events).  The rules that keep a crash from losing or
-inventing anything:
+yet durable**, and the change is applied at once.  A worker thread commits the buffer batch
+after batch, each in one transaction (one fsync for many events), while the changes made
+meanwhile build the next batch.  The rules that keep a crash or a failed write from losing
+or inventing anything:
 
-* **No change while a batch is being written.**  A driver awaits :meth:`GroupCommit.turn`
-  before it changes the experiment (ask, tell, fail, abandon, retire); the changes made
-  between two writes form the next batch, one transaction.  So every decision is made from
-  events that are durable or that belong to its own transaction: if that transaction fails,
-  the decision is lost with the events it was made from, and nothing else was built on them.
+* **The journal is a prefix of the changes, in their order.**  Every event is recorded in
+  the order the changes are made, one batch is written at a time, and each batch is what was
+  recorded since the previous one was taken.  A change may be made from events still being
+  written (batch N+1 is built while batch N is in the worker thread), but only from events
+  recorded before it, so every prefix of the journal is a state the experiment went through,
+  and a restart that replays any durable prefix rebuilds that state exactly.
 * **Nothing is acknowledged or shown before it is durable.**  A driver awaits
-  :meth:`GroupCommit.durable` before it answers a request or reports state.
-  :meth:`GroupCommit.change` is the one call that does turn -> change -> durable.
-* **A failed write is final.**  The writer stops, every later change is refused, and the
-  driver stops (``on_failure``); a restart replays the durable prefix.  The buffer is never
-  written by anyone else afterwards.
+  :meth:`GroupCommit.durable` before it answers a request or reports state; it returns once
+  *every* event recorded before the call is committed, so an answer made from batch N's
+  events in batch N+1 waits for both.  :meth:`GroupCommit.change` is the one call that does
+  change -> durable.
+* **A failed write is final.**  The failure is set before the batch's lock is let go, so no
+  later batch is ever written (neither by the writer, which stops, nor by :meth:`flush`);
+  every later change is refused, every waiter of :meth:`durable` whose events were not
+  committed gets the error (those of the failed batch and of the one built meanwhile alike),
+  and the driver stops (``on_failure``).  The experiment in memory then holds changes that
+  are not in the journal: the driver serves nothing more from it, and a restart replays the
+  durable prefix.
 
 Without a group commit (``armlab run`` with a plain :class:`~armlab.orchestrator.journal.store.Journal`
 as recorder, or a replay) each event is committed by the recorder call itself, so it is
@@ -51,10 +59,9 @@ class GroupCommit:
         self.written = 0
         self.batches = 0
         self.failure: JournalError | None = None
-        self._buffer: list[Event] = []
+        self._buffer: list[Event] = []  # the next batch, built while the previous one is written
         self._work = anyio.Event()
         self._progress = anyio.Event()
-        self._writing: anyio.Event | None = None  # set while a batch is in the worker thread
         self._write_lock = threading.Lock()  # one writer at a time: the worker thread, or flush()
 
     def __repr__(self) -> str:
@@ -63,17 +70,9 @@ class GroupCommit:
     def record(self, event: Event) -> None:
         """The experiment's recorder: buffer ``event`` for the next batch."""
         self._raise_if_failed()
-        if self._writing is not None:
-            raise RuntimeError("the experiment changed while a batch was being written: await turn() first")
         self._buffer.append(event)
         self.recorded += 1
         self._work.set()
-
-    async def turn(self) -> None:
-        """Return when no batch is being written: changes made now join the next batch."""
-        while self._writing is not None:
-            await self._writing.wait()
-        self._raise_if_failed()
 
     async def durable(self) -> None:
         """Return once every event recorded before this call is committed."""
@@ -83,10 +82,9 @@ class GroupCommit:
             await self._progress.wait()
 
     async def change(self, apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        """Turn -> change -> durable: wait for the turn, call ``apply(*args, **kwargs)`` (it
-        changes the experiment), and return its answer once every change made is durable.
-        A change that raises made no change: its error is raised at once."""
-        await self.turn()
+        """Change -> durable: call ``apply(*args, **kwargs)`` (it changes the experiment) and
+        return its answer once every change made so far is durable.  A change that raises
+        made no change: its error is raised at once."""
         answer = apply(*args, **kwargs)
         await self.durable()
         return answer
@@ -105,37 +103,44 @@ class GroupCommit:
         while True:
             await self._work.wait()
             self._work = anyio.Event()
-            self._writing = anyio.Event()
             try:
                 await anyio.to_thread.run_sync(self._write_buffer)
             except JournalError as exc:
-                self.failure = exc
                 if on_failure is None:
                     raise
                 on_failure(exc)
                 return
             finally:
-                self._writing.set()
-                self._writing = None
                 self._progress.set()
                 self._progress = anyio.Event()
 
     def flush(self) -> None:
-        """Write what is still buffered (once :meth:`run` has ended; never after a failure).
+        """Write what is still buffered (once :meth:`run` has ended; never after a failure:
+        a failed write here raises, and the writer refuses every change from then on).
 
         Should a shutdown reach here while the worker thread still writes (an interpreter
         exit from elsewhere), it waits for that batch, so the journal keeps the order.
         """
-        if self.failure is None:
-            self._write_buffer()
+        self._write_buffer()
 
     def _write_buffer(self) -> None:
+        """Take the buffer as one batch and commit it (in the worker thread, or :meth:`flush`).
+
+        The batch is taken under the lock, so batches are written in the order they were
+        taken; a failure is kept under the lock too, so no batch is written after it."""
         with self._write_lock:
+            if self.failure is not None:
+                return
             batch, self._buffer = self._buffer, []
-            if batch:
+            if not batch:
+                return
+            try:
                 self.journal.append_many(batch)
-                self.written += len(batch)
-                self.batches += 1
+            except JournalError as exc:
+                self.failure = exc
+                raise
+            self.written += len(batch)
+            self.batches += 1
 
 
 async def change(writer: GroupCommit | None, apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:

@@ -31,7 +31,6 @@ from armlab import events
 from armlab.adapters.base import DEFERRED, LiveSource, Measured, RewardRejected, Trial
 from armlab.errors import ConfigError, TrialFailed
 from armlab.log import get_logger
-from armlab.orchestrator.journal.group_commit import GroupCommit
 from armlab.orchestrator.live.experiment import LiveExperiment
 from armlab.orchestrator.live.slots import TRIAL_OUTCOMES, SlotWaiter
 from armlab.orchestrator.live.types import ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
@@ -55,8 +54,7 @@ class Outcome:
 class LiveRun:
     """Run the trials of ``experiment`` through ``sources`` (one per bandit, in bandit order).
 
-    ``timeout`` (seconds) bounds each trial, including the wait for a deferred report;
-    with ``writer`` (the journal's group commit) every change waits for its turn.
+    ``timeout`` (seconds) bounds each trial, including the wait for a deferred report.
     """
 
     def __init__(
@@ -65,7 +63,6 @@ class LiveRun:
         experiment: LiveExperiment,
         sources: Sequence[LiveSource],
         timeout: float | None = None,
-        writer: GroupCommit | None = None,
     ) -> None:
         if len(sources) != len(experiment.problems):
             raise ValueError(f"{len(experiment.problems)} bandit(s) need as many sources, got {len(sources)}")
@@ -78,7 +75,6 @@ class LiveRun:
         self.experiment = experiment
         self.sources = list(sources)
         self.timeout = timeout
-        self.writer = writer
         self.outcomes: list[Outcome] = []
         self._reported: dict[int, anyio.Event] = {}
 
@@ -118,7 +114,6 @@ class LiveRun:
     async def _dispatch(self, tg: TaskGroup, slots: SlotWaiter) -> None:
         experiment = self.experiment
         while True:
-            await self._turn()
             state = experiment.state
             if state is ExperimentState.RUNNING:
                 try:
@@ -132,11 +127,6 @@ class LiveRun:
                 log.info("dispatch_finished", state=state.value, trials=len(experiment.trials))
                 return
 
-    async def _turn(self) -> None:
-        """Wait until the journal writer takes changes (none while a batch is being written)."""
-        if self.writer is not None:
-            await self.writer.turn()
-
     def _on_event(self, event: events.ExperimentEvent) -> None:
         if isinstance(event, TRIAL_OUTCOMES) and (waiting := self._reported.get(event.trial)) is not None:
             waiting.set()
@@ -145,7 +135,6 @@ class LiveRun:
         with bound_contextvars(trial=trial.id, arm=trial.arm, bandit=trial.bandit):
             log.debug("trial_started")
             outcome = await self._await_result(trial)
-            await self._turn()
             try:
                 outcome = self._apply(outcome)
             except ReportConflict as exc:  # a report from elsewhere closed the trial first

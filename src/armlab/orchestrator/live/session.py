@@ -148,7 +148,7 @@ class LiveSession:
             "source": self.sources[0].name,
         }
 
-    def live_run(self, writer: GroupCommit | None = None) -> LiveRun:
+    def live_run(self) -> LiveRun:
         """The async driver that runs this session's trials through its source."""
         if any(source.defers_rewards for source in self.sources):
             raise ConfigError(
@@ -156,13 +156,12 @@ class LiveSession:
                 "(reward_in_response = false); they arrive at the /tell endpoint of `armlab serve`, "
                 "so run this experiment with `armlab serve CONFIG --journal FILE`"
             )
-        return LiveRun(sources=self.sources, experiment=self.experiment, timeout=self.config.feedback.timeout,
-                       writer=writer)
+        return LiveRun(sources=self.sources, experiment=self.experiment, timeout=self.config.feedback.timeout)
 
     async def run(self) -> None:
         """Run the trials through the source until the experiment ends, journal writes batched."""
-        async with self.group_commit() as writer:
-            await self.live_run(writer).run()
+        async with self.group_commit():
+            await self.live_run().run()
 
     @asynccontextmanager
     async def group_commit(
@@ -170,9 +169,9 @@ class LiveSession:
     ) -> AsyncIterator[GroupCommit | None]:
         """Within this context, journal writes are batched (see :class:`GroupCommit`).
 
-        Yields the writer (None without a journal): await its ``turn()`` before changing the
-        experiment and its ``durable()`` before acknowledging a change.  On a clean exit
-        (even cancelled) every recorded event is written.  A failed write is passed to
+        Yields the writer (None without a journal): await its ``durable()`` before
+        acknowledging a change.  On a clean exit (even cancelled) every recorded event is
+        written.  A failed write is passed to
         ``on_failure`` (else raised), and from then on every change is refused: nothing is
         ever written after a gap.
         """
