@@ -48,10 +48,10 @@ class HotRoutes:
         experiment = service.experiment
 
         async def ask(body: AskIn) -> BaseModel:
-            return await service.ask(body.key, body.wait)
+            return await service.ask(body.key, body.wait, body.unit)
 
         async def tell(body: Any) -> BaseModel:
-            return report_out(await service.change(experiment.tell, body.trial_id, body.reward))
+            return report_out(await service.change(experiment.tell, body.trial_id, body.reward, body.metrics))
 
         self.routes: dict[str, tuple[type[BaseModel], Callable[[Any], Awaitable[BaseModel]]]] = {
             "/ask": (AskIn, ask),
