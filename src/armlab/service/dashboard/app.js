@@ -63,6 +63,20 @@ function formatNumber(value, digits = 3) {
   return Number.isInteger(value) ? String(value) : value.toFixed(digits);
 }
 
+/** A p-value readable at any size: three decimals, or two significant digits below 0.001. */
+function formatPValue(p) {
+  return p >= 0.001 || p === 0 ? formatNumber(p) : p.toExponential(1);
+}
+
+/** A retirement's reason: a guardrail's evidence (journaled as JSON) in words, else the text. */
+function retirementReason(reason) {
+  if (!reason.startsWith('{"guardrail"')) return reason;
+  const g = JSON.parse(reason).guardrail;
+  const bound = "max" in g ? `max ${g.max}` : `min ${g.min}`;
+  return `${g.metric} guardrail: mean in ${formatNumber(g.interval[0])} – ${formatNumber(g.interval[1])} `
+    + `after ${g.n} reports, beyond ${bound} (δ = ${g.delta})`;
+}
+
 function formatAge(seconds) {
   if (seconds < 60) return `${Math.floor(seconds)} s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.floor(seconds % 60)} s`;
@@ -382,7 +396,7 @@ function render(status) {
   $("attrition").hidden = !attrition?.flagged;
   if (attrition?.flagged) {
     $("attrition").textContent = `Attrition check: the share of trials that come back differs across arms `
-      + `(anytime-valid p = ${formatNumber(attrition.p_value)} ≤ ${attrition.threshold}); reported per arm `
+      + `(anytime-valid p = ${formatPValue(attrition.p_value)}, threshold ${attrition.threshold}); reported per arm `
       + `${attrition.reported.join(" / ")} of ${attrition.dispatched.join(" / ")} dispatched. Estimates may be biased.`;
   }
   syncPending(status);
@@ -448,10 +462,10 @@ function buildPanel(bandit, b, single) {
     el("thead", {}, el("tr", {},
       el("th", {scope: "col"}, "Arm"), el("th", {scope: "col", class: "num"}, "Pulls"),
       el("th", {scope: "col", class: "num"}, "Mean"),
-      el("th", {scope: "col", title: "fixed-sample: valid only at one pre-planned look"},
-        "95% interval (fixed-sample: one pre-planned look only)"),
-      el("th", {scope: "col", title: "valid at every look, for all arms at once"},
-        "Anytime-valid interval (any number of looks)"),
+      el("th", {scope: "col", "data-testid": "fixed-sample-header"}, "95% interval",
+        el("span", {class: "th-note"}, "fixed-sample: valid only at one pre-planned look")),
+      el("th", {scope: "col", "data-testid": "anytime-header"}, "Anytime-valid interval",
+        el("span", {class: "th-note"}, "valid at every look, all arms at once")),
       el("th", {scope: "col", class: "num"}, "Pending"))),
     el("tbody", {}, ...rows.map((r) => r.row)));
   const guardrails = el("ul", {class: "guardrails", "data-testid": "guardrail-retirements", hidden: ""});
@@ -642,7 +656,7 @@ function describe(event) {
     case "trial_abandoned": return `trial ${event.trial} · ${arm()} · ${event.reason}`;
     case "report_late": return `trial ${event.trial} · ${arm()} · late reward ${formatNumber(event.reward)}, not counted`;
     case "arm_eliminated": return `${arm()} eliminated after ${event.trials} trials`;
-    case "arm_retired": return `${arm()} retired after ${event.trials} trials · ${event.reason}`;
+    case "arm_retired": return `${arm()} retired after ${event.trials} trials · ${retirementReason(event.reason)}`;
     case "recommendation_changed": return `${bandit()}recommendation ${answer(event.bandit, event.recommendation)}`;
     case "bandit_confident": return `${bandit()}confident in ${answer(event.bandit, event.recommendation)} after ${event.trials} trials`;
     case "checkpoint": return `checkpoint at ${event.trials} trials`;
