@@ -14,7 +14,7 @@ from armlab.errors import ConfigError
 from armlab.events import ExperimentStopped, ReportLate, TrialDispatched, TrialFailed
 from armlab.log import configure_logging, get_logger, log_event
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_running_an_experiment_prints_nothing_unless_logging_was_configured():

@@ -1,4 +1,4 @@
-"""Fixtures for figures, result files, the CLI and the plugin kit."""
+"""Fixtures of the CLI tests: the example plugin package (or any package) installed as pip would."""
 
 from __future__ import annotations
 
@@ -55,43 +55,3 @@ def installed_plugin(tmp_path_factory) -> Iterator[dict[str, Any]]:
             sys.path.remove(path)
         for name in [m for m in sys.modules if m.split(".")[0] == "armlab_epsilon_greedy"]:
             del sys.modules[name]
-
-
-def _single_run(objective: str = "best-arm", checkpoints=(10, 20, 30), **policies: dict[str, Any]) -> dict[str, Any]:
-    """A hand-made summary of one run; ``policies`` maps labels to their metric entries."""
-    return {
-        "name": "demo",
-        "seed": 1,
-        "replicas": 50,
-        "budget": checkpoints[-1],
-        "objective": objective,
-        "checkpoints": list(checkpoints),
-        "policies": {label: {"plugin": label, "params": {}, **entry} for label, entry in policies.items()},
-        "wall_seconds": 0.1,
-    }
-
-
-def _sweep(parameter: str, values: list[Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """A hand-made ``[sweep]`` summary with the shape of the runner's (runs kept whole)."""
-    for value, run in zip(values, runs, strict=True):
-        run["sweep_value"] = value
-    summary = {key: runs[0][key] for key in ("name", "seed", "replicas", "objective", "checkpoints")}
-    summary["budget"] = [run["budget"] for run in runs]
-    summary["sweep"] = {"parameter": parameter, "values": values}
-    summary["policies"] = {
-        label: {"plugin": label, "params": {}} for label in runs[0]["policies"]
-    }
-    summary["runs"] = runs
-    return summary
-
-
-@pytest.fixture
-def single_run():
-    """``single_run(objective, checkpoints, **{label: entry})``: a one-run summary."""
-    return _single_run
-
-
-@pytest.fixture
-def sweep_summary():
-    """``sweep_summary(parameter, values, runs)``: a sweep summary around one-run summaries."""
-    return _sweep

@@ -1,8 +1,8 @@
 """Print the golden-fingerprint table of the code as it is now.
 
-Run ``python tests/foundation/regenerate_fingerprints.py`` after a reviewed change of some
+Run ``python tests/plugins/regenerate_fingerprints.py`` after a reviewed change of some
 policy's numbers and paste the printed dict over ``FINGERPRINTS`` in
-``tests/foundation/test_fingerprints.py`` (see that module's docstring).
+``tests/plugins/test_fingerprints.py`` (see that module's docstring).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ which replicas the policy stopped, then the final recommendation, and compares t
 the table below.  Any change of any policy's numbers therefore fails here, by name.
 
 Updating the table: a change of numbers must be intended and reviewed.  After the review,
-run ``python tests/foundation/regenerate_fingerprints.py``, paste the dict it prints over
+run ``python tests/plugins/regenerate_fingerprints.py``, paste the dict it prints over
 ``FINGERPRINTS`` below, and commit the new table in the same commit as the change, saying in
 the message which policies changed and why.  A new built-in policy fails here until its
 fingerprints are added the same way.
@@ -194,7 +194,7 @@ FINGERPRINTS: dict[str, dict[str, str]] = {'immediate': {'agapev': '7b1f06d3001e
 def test_policy_makes_its_reviewed_choices(name, scenario):
     expected = FINGERPRINTS[scenario].get(name)
     assert expected is not None, (
-        f"no fingerprint for built-in policy {name!r}: run python tests/foundation/regenerate_fingerprints.py"
+        f"no fingerprint for built-in policy {name!r}: run python tests/plugins/regenerate_fingerprints.py"
     )
     assert fingerprint(name, scenario) == expected, (
         f"{name!r} ({scenario}) chose differently from its reviewed fingerprint; if the change is "

@@ -13,7 +13,7 @@ from armlab.cli import cli
 from armlab.errors import ConfigError
 from armlab.orchestrator.live.session import LiveSession
 
-QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart.toml"
+QUICKSTART = Path(__file__).resolve().parents[3] / "examples" / "quickstart.toml"
 ANSWERS = textwrap.dedent("""
     import hashlib
 

@@ -9,7 +9,7 @@ import pytest
 from armlab import run_experiment
 from armlab.config import load_config, validate_config
 
-DIR = Path(__file__).resolve().parents[2] / "examples" / "heterogeneous_variances"
+DIR = Path(__file__).resolve().parents[3] / "examples" / "heterogeneous_variances"
 PAPER_METHODS = ["unif", "sh", "gape", "gapev", "vbr", "shvar", "shadavar"]
 CONFIGS = {
     "fig2_budget.toml": ("problem.budget", [1000, 2000, 3000, 5000, 7500, 10000, 15000, 20000], [400, 800]),

@@ -1,6 +1,6 @@
 """Round robin over the active arms: RoundRobin (policies that eliminate arms themselves) and
 uniform allocation (arms retired by someone else), by hand and at the extremes that the
-speed-path contract (tests/foundation/test_fast_paths.py) does not reach."""
+speed-path contract (tests/plugins/test_fast_paths.py) does not reach."""
 
 from __future__ import annotations
 

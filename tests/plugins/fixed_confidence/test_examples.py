@@ -7,7 +7,7 @@ from pathlib import Path
 from armlab import run_experiment
 from armlab.config import load_config, validate_config
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ugape"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "ugape"
 
 
 def shipped(name):

@@ -9,7 +9,7 @@ import pytest
 from armlab import run_experiment
 from armlab.config import load_config, validate_config
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "confidence_pursuit"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "confidence_pursuit"
 LABELS = {"bayes", "pac", "ucb"}
 
 

@@ -1,4 +1,4 @@
-"""The foundation's policies against their definitions (hand-computed) and one ordering."""
+"""The policies of ``armlab.plugins.policies`` (uniform, UCB1, sequential halving, Thompson) against their definitions (hand-computed) and one ordering."""
 
 from __future__ import annotations
 

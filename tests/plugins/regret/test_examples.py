@@ -10,7 +10,7 @@ import pytest
 from armlab import run_experiment
 from armlab.config import load_config, validate_config
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cumulative_regret"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "cumulative_regret"
 FILES = sorted(p.name for p in EXAMPLES.glob("*.toml"))
 
 

@@ -1,7 +1,7 @@
 """The lazy exact argmax of KL-UCB and Bayes-UCB (:class:`~armlab.plugins._fast.lazy_argmax.LazyArgmax`):
 the exact argmax of an index concave in its level while computing few entries, and the
 slopes in the level that its tangent bounds use.  That KL-UCB and Bayes-UCB choose with it as
-with their whole index is the contract of tests/regret/test_speed_paths.py."""
+with their whole index is the contract of tests/plugins/regret/test_speed_paths.py."""
 
 from __future__ import annotations
 

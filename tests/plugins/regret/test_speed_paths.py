@@ -1,4 +1,4 @@
-"""The contract of tests/foundation/test_fast_paths.py for the regret policies' parameters that
+"""The contract of tests/plugins/test_fast_paths.py for the regret policies' parameters that
 take other code paths than the defaults: with the speed paths of ``armlab.plugins._fast`` and
 inside ``reference_paths()`` (every helper recomputing from the statistics) a policy makes the
 same choices, bit for bit, on Bernoulli or Gaussian arms, immediate and delayed, both tie rules."""

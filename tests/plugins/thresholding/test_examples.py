@@ -18,7 +18,7 @@ from armlab.config import load_config
 from armlab.plan import build_plan
 from armlab.random import KeyedRandom
 
-DIR = Path(__file__).resolve().parents[2] / "examples" / "thresholding"
+DIR = Path(__file__).resolve().parents[3] / "examples" / "thresholding"
 EXPERIMENTS = range(1, 7)
 # the paper: means of arms 1-10, variances of arms 1-5 / 6-10, interval of arms 11-100
 PAPER = {

@@ -1,5 +1,5 @@
 """The speed paths of the thresholding policies make the reference paths' choices in the
-variants and instances the foundation contract (tests/foundation/test_fast_paths.py) does not
+variants and instances the speed-path contract (tests/plugins/test_fast_paths.py) does not
 run: the authors'-code variants and other parameters, and arms far from the threshold, on
 which both AugUCB variants eliminate arm after arm until they stop (so
 :class:`~armlab.plugins._fast.arms_to_retest.ArmsToRetest` decides which arms are tested).

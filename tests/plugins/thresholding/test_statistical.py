@@ -18,7 +18,7 @@ import pytest
 from armlab.plugins.policies.uniform import Uniform
 from armlab.plugins.thresholding import APT, AugUCB
 
-EXP5 = Path(__file__).resolve().parents[2] / "examples" / "thresholding" / "exp5.toml"
+EXP5 = Path(__file__).resolve().parents[3] / "examples" / "thresholding" / "exp5.toml"
 REPLICAS, BUDGET = 40, 3000
 
 
@@ -40,7 +40,7 @@ def test_augucb_misclassifies_fewer_arms_than_apt_and_ua(drive):
         assert diff.mean() > 3 * stderr, (diff.mean(), stderr)
 
 
-EXP3 = Path(__file__).resolve().parents[2] / "examples" / "thresholding" / "published" / "exp3.toml"
+EXP3 = Path(__file__).resolve().parents[3] / "examples" / "thresholding" / "published" / "exp3.toml"
 
 
 @pytest.mark.slow

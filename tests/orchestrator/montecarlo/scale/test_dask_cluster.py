@@ -25,7 +25,7 @@ pytest.importorskip("distributed")
 
 pytestmark = pytest.mark.system
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 BIN = Path(sys.executable).parent
 REPLICAS = "6"
 START_TIMEOUT_S = 90
