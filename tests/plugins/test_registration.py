@@ -12,9 +12,11 @@ from armlab.cli.app import App
 from armlab.errors import DuplicatePluginError, PluginError, UnknownPluginError
 from armlab.orchestrator.runner import run_experiment
 from armlab.plugins import registry as registry_module
+from armlab.plugins.fixed_budget import armlab_register_policies as fixed_budget_policies
 from armlab.plugins.interfaces import PluginParams, Policy
 from armlab.plugins.manager import BUILTIN_PLUGINS, get_plugin_manager
 from armlab.plugins.registry import Registry, default_registry
+from armlab.plugins.thresholding import APT, CSAR, UCBE, UCBEV, AugUCB
 from armlab.testing import check_policy
 
 
@@ -56,6 +58,12 @@ def test_builtins_are_registered_through_the_hooks(registry):
     assert {"uniform", "ucb1", "sh", "thompson"} <= set(registry.names("policy"))
     assert {"gaussian", "bernoulli"} <= set(registry.names("source"))
     assert "single" in registry.names("allocator")
+
+
+def test_fixed_budget_and_thresholding_policies_keep_the_names_configs_use(registry):
+    assert {cls.name for cls in fixed_budget_policies()} == {"sr", "vbr", "shvar", "shadavar", "gape", "gapev", "agapev"}
+    for cls in (*fixed_budget_policies(), AugUCB, APT, UCBE, UCBEV, CSAR):
+        assert registry.get("policy", cls.name) is cls
 
 
 def test_third_party_plugin_registers_like_a_builtin():

@@ -11,12 +11,6 @@ from armlab.errors import ConfigError
 from armlab.plugins.fixed_confidence.lucb1 import LUCB1, lucb_width
 from armlab.plugins.interfaces import STOPPED
 from armlab.problem import Objective
-from armlab.testing import check_policy
-
-
-@pytest.mark.parametrize("objective", ["best-arm", "top-m"])
-def test_conformance(objective):
-    check_policy(LUCB1, {}, objective=objective, source="bernoulli", budget=300)
 
 
 def test_sheet_width_vector():

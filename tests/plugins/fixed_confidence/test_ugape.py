@@ -18,12 +18,6 @@ from armlab.plugins.fixed_confidence.ugape import (
 )
 from armlab.plugins.interfaces import STOPPED
 from armlab.problem import Objective
-from armlab.testing import check_policy
-
-
-@pytest.mark.parametrize(("cls", "objective"), [(UGapEb, "top-m"), (UGapEc, "best-arm")])
-def test_conformance(cls, objective):
-    check_policy(cls, {}, objective=objective, source="bernoulli", budget=300)
 
 
 def test_round_by_hand_best_arm():

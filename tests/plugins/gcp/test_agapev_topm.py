@@ -7,14 +7,8 @@ import pytest
 
 from armlab.plugins.gcp.agapev_topm import AGapEVTopM, with_prior_pseudo_observations
 from armlab.stats import ArmStats
-from armlab.testing import check_policy
 
 ONE = np.array([0])
-
-
-@pytest.mark.parametrize(("params", "objective"), [({}, "top-m"), ({"tie_break": "random"}, "best-arm")])
-def test_conformance(params, objective):
-    check_policy(AGapEVTopM, params, objective=objective, source="bernoulli", budget=200)
 
 
 def observed(rewards_per_arm):

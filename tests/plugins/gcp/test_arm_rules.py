@@ -9,16 +9,6 @@ import pytest
 
 from armlab.errors import ConfigError
 from armlab.plugins.gcp.arm_rules import BayesTopM, PACTopM
-from armlab.testing import check_policy
-
-
-@pytest.mark.parametrize(("cls", "params", "objective"), [
-    (BayesTopM, {}, "best-arm"),
-    (BayesTopM, {"normalize_by_sd": False, "exp_rate": 0.2}, "top-m"),
-    (PACTopM, {}, "top-m"),
-])
-def test_conformance(cls, params, objective):
-    check_policy(cls, params, objective=objective, source="bernoulli", budget=200)
 
 
 @pytest.mark.parametrize("cls", [BayesTopM, PACTopM])
