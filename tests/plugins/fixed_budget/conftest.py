@@ -1,24 +1,21 @@
-"""Fixtures for the fixed-budget policies: drive a policy by hand, or run it in the engine."""
+"""Fixtures for the fixed-budget policies: run a policy by hand to the end, on alternating rewards.
+
+Problems, statistics and single pulls come from :mod:`armlab.testing` (``problem_with_truth``,
+``start_policy``, ``pull_once``, ``simulate_policy``), imported by the tests themselves.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
-import numpy as np
 import pytest
 
-from armlab.orchestrator.montecarlo.engine import Simulation
-from armlab.plugins.interfaces import STOPPED, Policy, RewardSource
-from armlab.plugins.sources.simulated import Gaussian
+from armlab.plugins.interfaces import STOPPED, Policy
 from armlab.stats import ArmStats
-from armlab.testing import problem_with_truth, pull_once, simulate_policy, start_policy
-
-ONE = np.array([0])
+from armlab.testing import pull_once
 
 
-def run_to_end(policy: Policy, stats: ArmStats, reward_of: Callable[[int], float]) -> list[int]:
-    """Pull until the policy stops (or the budget is spent); return the arms pulled."""
+def _run_to_end(policy: Policy, stats: ArmStats, reward_of: Callable[[int], float]) -> list[int]:
     arms = []
     while len(arms) < policy.problem.budget:
         arm = pull_once(policy, stats, reward_of)
@@ -28,8 +25,7 @@ def run_to_end(policy: Policy, stats: ArmStats, reward_of: Callable[[int], float
     return arms
 
 
-def alternating(means: Sequence[float], spread: float = 0.01) -> Callable[[int], float]:
-    """Deterministic rewards ``mean -+ spread`` alternating per arm (sample variance > 0)."""
+def _alternating(means: Sequence[float], spread: float = 0.01) -> Callable[[int], float]:
     seen: dict[int, int] = {}
 
     def reward(arm: int) -> float:
@@ -39,28 +35,15 @@ def alternating(means: Sequence[float], spread: float = 0.01) -> Callable[[int],
     return reward
 
 
-def simulate(policy_factory: Callable[[], Policy], source: RewardSource | None = None, *, budget: int,
-             means: Sequence[float] | None = None, variances: float | Sequence[float] = 0.25,
-             **options: Any) -> Simulation:
-    """Run a policy to the end in the engine (on ``source``, or Gaussian arms ``means``)."""
-    if source is None:
-        spread = variances if np.isscalar(variances) else list(variances)
-        source = Gaussian({"means": list(means), "variances": spread})
-    return simulate_policy(policy_factory, source, budget=budget, **options)
-
-
-class Drive:
-    """Namespace handed to tests (helpers cannot be imported across test files)."""
-
-    ONE = ONE
-    problem = staticmethod(problem_with_truth)
-    start = staticmethod(start_policy)
-    pull = staticmethod(pull_once)
-    run_to_end = staticmethod(run_to_end)
-    alternating = staticmethod(alternating)
-    simulate = staticmethod(simulate)
+@pytest.fixture(scope="session")
+def run_to_end() -> Callable[..., list[int]]:
+    """``run_to_end(policy, stats, reward_of)``: pull until the policy stops (or the budget is
+    spent); returns the arms pulled."""
+    return _run_to_end
 
 
 @pytest.fixture(scope="session")
-def drive() -> type[Drive]:
-    return Drive
+def alternating() -> Callable[..., Callable[[int], float]]:
+    """``alternating(means, spread=0.01)``: deterministic rewards ``mean -+ spread`` alternating
+    per arm (so the sample variance is positive)."""
+    return _alternating

@@ -1,4 +1,4 @@
-"""The the heterogeneous-variance paper example configs: faithful to the paper's setup, and runnable (at a tiny scale)."""
+"""The heterogeneous-variance paper example configs: faithful to the paper's setup, and runnable (at a tiny scale)."""
 
 from __future__ import annotations
 

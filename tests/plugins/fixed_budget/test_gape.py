@@ -20,6 +20,7 @@ from armlab.plugins.sources.heterogeneous_gaussian import HeterogeneousVarianceG
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
+from armlab.testing import problem_with_truth, pull_once, start_policy
 
 
 def base_instance_problem(budget: int = 5000) -> Problem:
@@ -42,23 +43,23 @@ def test_oracle_exploration_matches_the_paper_vector(cls, params, a):
     np.testing.assert_allclose(policy.a, a, rtol=1e-4)
 
 
-def test_gape_pulls_each_arm_once_then_follows_its_index(drive):
+def test_gape_pulls_each_arm_once_then_follows_its_index():
     means = [0.5, 0.4, 0.1]
     policy = GapE({"a": 1.0, "b": 1.0})
-    stats = drive.start(policy, drive.problem(means, budget=100, with_truth=False))
-    assert [drive.pull(policy, stats, lambda arm: means[arm]) for _ in range(3)] == [0, 1, 2]
+    stats = start_policy(policy, problem_with_truth(means, budget=100, with_truth=False))
+    assert [pull_once(policy, stats, lambda arm: means[arm]) for _ in range(3)] == [0, 1, 2]
     stats.counts[0] = [4, 1, 9]
     # gaps (0.1, 0.1, 0.4); index sqrt(1 / T) - gap = (0.4, 0.9, -0.067)
     np.testing.assert_allclose(policy.index(stats)[0], [0.4, 0.9, 1 / 3 - 0.4])
     assert policy.select(stats)[0] == 1
 
 
-def test_gapev_pulls_each_arm_twice_then_uses_the_bernstein_index(drive):
+def test_gapev_pulls_each_arm_twice_then_uses_the_bernstein_index(alternating):
     means = [0.5, 0.4, 0.1]
     policy = GapEV({"a": 1.0, "b": 2.0})
-    stats = drive.start(policy, drive.problem(means, budget=100, with_truth=False))
-    reward = drive.alternating(means, 0.1)
-    first = [drive.pull(policy, stats, reward) for _ in range(6)]
+    stats = start_policy(policy, problem_with_truth(means, budget=100, with_truth=False))
+    reward = alternating(means, 0.1)
+    first = [pull_once(policy, stats, reward) for _ in range(6)]
     assert first == [0, 1, 2, 0, 1, 2]
     # T = 2, s^2 = 0.02, gaps (0.1, 0.1, 0.4): sqrt(2 * 0.02 / 2) + 7 * 2 / 3 - gap
     expected = np.sqrt(0.02) + 14 / 3 - np.array([0.1, 0.1, 0.4])
@@ -89,12 +90,12 @@ def test_agapev_index_by_hand():
     np.testing.assert_allclose(expected, [3.148046, 3.459853], rtol=1e-6)
 
 
-def test_agapev_runs_on_live_sources_and_re_estimates_a(drive):
+def test_agapev_runs_on_live_sources_and_re_estimates_a(alternating):
     means = [0.6, 0.4, 0.5]
     policy = AGapEV()
-    stats = drive.start(policy, drive.problem(means, budget=200, with_truth=False))
-    reward = drive.alternating(means, 0.2)
-    arms = [drive.pull(policy, stats, reward) for _ in range(40)]
+    stats = start_policy(policy, problem_with_truth(means, budget=200, with_truth=False))
+    reward = alternating(means, 0.2)
+    arms = [pull_once(policy, stats, reward) for _ in range(40)]
     assert arms[:6] == [0, 1, 2, 0, 1, 2]
     assert set(arms[6:]) <= {0, 1, 2}
 
@@ -115,51 +116,51 @@ def test_agapev_extension_points():
     assert policy.select(ArmStats(1, 3))[0] == 1  # no warm-up: the index (arm 0 has the big gap) decides
 
 
-def test_top_m_objective(drive):
+def test_top_m_objective(run_to_end):
     means = [0.9, 0.8, 0.7, 0.5]
     for policy in (GapE({"a": 1.0, "b": 1.0}), GapEV({"a": 1.0, "b": 1.0}), AGapEV()):
-        stats = drive.start(policy, drive.problem(means, budget=200, objective=Objective.TOP_M, top_m=2,
+        stats = start_policy(policy, problem_with_truth(means, budget=200, objective=Objective.TOP_M, top_m=2,
                                                   with_truth=False))
-        drive.run_to_end(policy, stats, lambda arm: means[arm])
+        run_to_end(policy, stats, lambda arm: means[arm])
         assert policy.recommend(stats)[0].tolist() == [True, True, False, False]
 
 
 @pytest.mark.parametrize("cls", [GapE, GapEV, AGapEV])
-def test_top_m_must_be_smaller_than_k(cls, drive):
-    prob = drive.problem([0.5, 0.4], budget=100, objective=Objective.TOP_M, top_m=2)
+def test_top_m_must_be_smaller_than_k(cls):
+    prob = problem_with_truth([0.5, 0.4], budget=100, objective=Objective.TOP_M, top_m=2)
     with pytest.raises(ConfigError, match=r"m < K"):
-        drive.start(cls(), prob)
+        start_policy(cls(), prob)
 
 
 @pytest.mark.parametrize(("cls", "budget"), [(GapE, 3), (GapEV, 6), (AGapEV, 6)])
-def test_budget_too_small(cls, budget, drive):
+def test_budget_too_small(cls, budget):
     with pytest.raises(ConfigError, match=f"must exceed {budget}"):
-        drive.start(cls(), drive.problem([0.5, 0.4, 0.3], budget=budget))
+        start_policy(cls(), problem_with_truth([0.5, 0.4, 0.3], budget=budget))
 
 
-def test_oracle_inputs_are_refused_on_live_sources(drive):
-    live = drive.problem([0.5, 0.4, 0.3], budget=100, with_truth=False)
+def test_oracle_inputs_are_refused_on_live_sources():
+    live = problem_with_truth([0.5, 0.4, 0.3], budget=100, with_truth=False)
     with pytest.raises(ConfigError, match=r"gape.*reward bound b"):
-        drive.start(GapE({"a": 1.0}), live)
+        start_policy(GapE({"a": 1.0}), live)
     with pytest.raises(ConfigError, match=r"gapev.*true means"):
-        drive.start(GapEV({"b": 1.0}), live)
+        start_policy(GapEV({"b": 1.0}), live)
 
 
-def test_tied_best_arms_make_the_oracle_a_undefined(drive):
+def test_tied_best_arms_make_the_oracle_a_undefined():
     with pytest.raises(ConfigError, match=r"a = theta \(n - K\) / H is undefined.*Give the parameter `a`"):
-        drive.start(GapE(), drive.problem([0.5, 0.5, 0.3], budget=100))
+        start_policy(GapE(), problem_with_truth([0.5, 0.5, 0.3], budget=100))
 
 
 @pytest.mark.parametrize(("cls", "params"), [(GapE, {"a": 1.0, "b": 1.0}), (AGapEV, {}),
                                              (AGapEVTopM, {"warmup_per_arm": 2}), (PACTopM, {"warmup_per_arm": 2})])
-def test_statistics_changed_outside_the_engine_are_noticed(cls, params, drive):
+def test_statistics_changed_outside_the_engine_are_noticed(cls, params, alternating):
     """The speed path (per-arm terms and gaps kept between steps) recomputes what it was not told of."""
     means = [0.8, 0.6, 0.5, 0.3]
     policy = cls(params)
-    stats = drive.start(policy, drive.problem(means, budget=200, with_truth=False, reward_range=(0.0, 1.0)))
-    reward = drive.alternating(means, 0.2)
+    stats = start_policy(policy, problem_with_truth(means, budget=200, with_truth=False, reward_range=(0.0, 1.0)))
+    reward = alternating(means, 0.2)
     for _ in range(30):
-        drive.pull(policy, stats, reward)
+        pull_once(policy, stats, reward)
     stats.counts[0, 1] += 2  # as if two results of arm 1 had been folded in elsewhere
     stats.means[0, 1] = 0.9
     stats.observed += 2

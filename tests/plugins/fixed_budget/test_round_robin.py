@@ -12,6 +12,7 @@ from armlab.plugins._fast.pulls_since_start import ELIMINATED
 from armlab.plugins.policies.uniform import Uniform
 from armlab.plugins.round_robin import RoundRobin
 from armlab.stats import ArmStats
+from armlab.testing import problem_with_truth, start_policy
 
 
 def both_paths(choose):
@@ -47,9 +48,9 @@ def test_arms_inactive_at_a_restart_are_never_picked_whatever_the_counts():
 
 
 @pytest.mark.parametrize("order", ["round-robin", "random"])
-def test_uniform_skips_arms_retired_during_the_run(order, drive):
+def test_uniform_skips_arms_retired_during_the_run(order):
     policy = Uniform({"order": order})
-    stats = drive.start(policy, drive.problem([0.5] * 5, budget=100), replicas=50)
+    stats = start_policy(policy, problem_with_truth([0.5] * 5, budget=100), replicas=50)
     stats.counts[:] = np.arange(5)[::-1]  # round robin: the last arm has the fewest pulls
     stats.dispatched[:] = stats.observed[:] = 10
     fast, reference = both_paths(lambda: policy.select(stats))

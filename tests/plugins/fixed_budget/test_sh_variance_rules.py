@@ -10,6 +10,7 @@ import pytest
 
 from armlab.plugins.fixed_budget.sh_variance import SHAdaVar, SHVar, variance_inflation
 from armlab.plugins.sources.simulated import Bernoulli, Gaussian
+from armlab.testing import problem_with_truth, simulate_policy, start_policy
 
 R, K, BUDGET = 20, 9, 360
 MEANS = [0.1, 0.3, 0.3, 0.45, 0.5, 0.55, 0.6, 0.7, 0.72]
@@ -66,19 +67,19 @@ def checked(cls, rule):
     (SHAdaVar, shadavar_rule, {}, lambda: Gaussian({"means": MEANS, "variances": VARIANCES})),
     (SHAdaVar, shadavar_rule, {"delta": 0.5}, lambda: Bernoulli({"means": MEANS})),
 ], ids=["shvar", "shvar-zero-variance", "shadavar", "shadavar-bernoulli"])
-def test_choices_follow_the_rule_recomputed_from_scratch(cls, rule, params, source, delay, drive):
+def test_choices_follow_the_rule_recomputed_from_scratch(cls, rule, params, source, delay):
     policy_cls = checked(cls, rule)
-    sim = drive.simulate(lambda: policy_cls(cls.Params.model_validate(params)), source(), budget=BUDGET,
+    sim = simulate_policy(lambda: policy_cls(cls.Params.model_validate(params)), source(), budget=BUDGET,
                          replicas=R, delay=delay, seed=3)
     assert sim.policies[0].checked_steps >= BUDGET
 
 
-def test_an_unpulled_arm_with_a_valid_bound_is_not_unsure(drive):
+def test_an_unpulled_arm_with_a_valid_bound_is_not_unsure():
     # past the forced phase (17 + 0 - 13 >= 0), arm 2 has no stage pull but 13 stage results
     # (as if they came late): its ratio is +inf, its bound valid, so it wins the argmax and
     # is not overridden by the unsure-arm rule (there is no unsure arm)
     policy = SHAdaVar()
-    stats = drive.start(policy, drive.problem([0.5, 0.4, 0.3], budget=120))
+    stats = start_policy(policy, problem_with_truth([0.5, 0.4, 0.3], budget=120))
     stats.counts[0] = [30, 13, 0]
     stats.dispatched[0] = stats.observed[0] = 43
     policy.stage_n[0] = [30, 13, 13]

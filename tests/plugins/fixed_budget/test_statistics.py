@@ -17,6 +17,7 @@ from armlab.plugins.fixed_budget.sh_variance import SHAdaVar, SHVar
 from armlab.plugins.policies.sh import SequentialHalving
 from armlab.plugins.policies.uniform import Uniform
 from armlab.plugins.sources.heterogeneous_gaussian import HeterogeneousVarianceGaussian
+from armlab.testing import simulate_policy
 
 pytestmark = pytest.mark.slow
 
@@ -24,11 +25,11 @@ REPLICAS, N_ARMS, BUDGET, SEED = 3000, 16, 1600, 3
 
 
 @pytest.fixture(scope="module")
-def errors(drive) -> dict[str, np.ndarray]:
+def errors() -> dict[str, np.ndarray]:
     out = {}
     for cls in (Uniform, SequentialHalving, SHVar, SHAdaVar):
         source = HeterogeneousVarianceGaussian({"n_arms": N_ARMS, "high_variance_arms": "odd"})
-        sim = drive.simulate(cls, source, budget=BUDGET, replicas=REPLICAS, seed=SEED)
+        sim = simulate_policy(cls, source, budget=BUDGET, replicas=REPLICAS, seed=SEED)
         out[cls.name] = sim.cp_error[:, -1]
     return out
 

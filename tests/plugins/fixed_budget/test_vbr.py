@@ -7,6 +7,7 @@ import pytest
 from armlab.errors import ConfigError
 from armlab.plugins.fixed_budget.successive_rejects import SuccessiveRejects
 from armlab.plugins.fixed_budget.vbr import VBR
+from armlab.testing import problem_with_truth, pull_once, start_policy
 
 # K = 3, n = 9: n_k = 2, 3, so every arm has 2 pulls when the first rejection happens
 MEANS = [1.0, 0.5, 0.6]
@@ -24,22 +25,22 @@ def rewards():
     return reward
 
 
-def first_rejection(policy, drive) -> list[bool]:
-    stats = drive.start(policy, drive.problem(MEANS, budget=9))
+def first_rejection(policy) -> list[bool]:
+    stats = start_policy(policy, problem_with_truth(MEANS, budget=9))
     reward = rewards()
     for _ in range(7):  # phase 1 (6 pulls) and the first pull of phase 2, which triggers the rejection
-        drive.pull(policy, stats, reward)
+        pull_once(policy, stats, reward)
     return stats.active[0].tolist()
 
 
-def test_rejects_the_smallest_upper_bound_not_the_smallest_mean(drive):
+def test_rejects_the_smallest_upper_bound_not_the_smallest_mean():
     # upper bounds mean + 1.96 s / sqrt(2): arm 1 0.5 + 1.96 * sqrt(2) / sqrt(2) = 2.46, arm 2 0.6 + 0.0196
-    assert first_rejection(VBR(), drive) == [True, True, False]
-    assert first_rejection(SuccessiveRejects(), drive) == [True, False, True]
+    assert first_rejection(VBR()) == [True, True, False]
+    assert first_rejection(SuccessiveRejects()) == [True, False, True]
 
 
-def test_a_tiny_gamma_behaves_like_successive_rejects(drive):
-    assert first_rejection(VBR({"gamma": 1e-9}), drive) == [True, False, True]
+def test_a_tiny_gamma_behaves_like_successive_rejects():
+    assert first_rejection(VBR({"gamma": 1e-9})) == [True, False, True]
 
 
 def test_gamma_must_be_positive():
@@ -51,6 +52,6 @@ def test_is_labelled_provisional():
     assert "PROVISIONAL" in VBR.__doc__ and "UNVERIFIED" in VBR.__doc__
 
 
-def test_budget_must_exceed_the_number_of_arms(drive):
+def test_budget_must_exceed_the_number_of_arms():
     with pytest.raises(ConfigError, match="vbr"):
-        drive.start(VBR(), drive.problem(MEANS, budget=3))
+        start_policy(VBR(), problem_with_truth(MEANS, budget=3))

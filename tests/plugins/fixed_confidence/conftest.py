@@ -1,18 +1,22 @@
-"""The ``hand`` fixture: drive a policy by hand on crafted statistics."""
+"""Fixtures for the fixed-confidence rules: a problem of their kind and crafted statistics.
+
+Starting a policy and single pulls come from :mod:`armlab.testing` (``start_policy``,
+``pull_once``), imported by the tests themselves.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 from armlab.problem import Objective, Problem, Truth
-from armlab.testing import pull_once, start_policy
-
-ONE = np.array([0])
+from armlab.stats import ArmStats
 
 
-def make_problem(n_arms=3, budget=1000, objective=Objective.BEST_ARM, top_m=1, epsilon=0.0,
-                 delta=0.1, means=None, reward_range=(0.0, 1.0)):
+def _make_problem(n_arms=3, budget=1000, objective=Objective.BEST_ARM, top_m=1, epsilon=0.0,
+                  delta=0.1, means=None, reward_range=(0.0, 1.0)) -> Problem:
     truth = None
     if means is not None:
         mu = np.asarray([means], dtype=float)
@@ -21,24 +25,22 @@ def make_problem(n_arms=3, budget=1000, objective=Objective.BEST_ARM, top_m=1, e
                    delta=delta, truth=truth, source="test", reward_range=reward_range)
 
 
-def fill(stats, counts, means, row=0):
-    """Set the observed statistics of one replica directly (as if all pulls were observed)."""
+def _fill_stats(stats: ArmStats, counts, means, row: int = 0) -> None:
     stats.counts[row] = counts
     stats.means[row] = means
     stats.observed[row] = int(np.sum(counts))
     stats.dispatched[row] = int(np.sum(counts))
 
 
-class Hand:
-    """Namespace handed to tests (helpers cannot be imported across test files)."""
-
-    ONE = ONE
-    make_problem = staticmethod(make_problem)
-    start = staticmethod(start_policy)
-    fill = staticmethod(fill)
-    pull = staticmethod(pull_once)
+@pytest.fixture(scope="session")
+def make_problem() -> Callable[..., Problem]:
+    """``make_problem(n_arms=3, budget=1000, objective, top_m, epsilon, delta=0.1, means=None)``:
+    a problem with Bernoulli truth ``means`` (or none, as a live source gives)."""
+    return _make_problem
 
 
-@pytest.fixture
-def hand() -> type[Hand]:
-    return Hand
+@pytest.fixture(scope="session")
+def fill_stats() -> Callable[..., None]:
+    """``fill_stats(stats, counts, means, row=0)``: set one replica's observed statistics
+    directly, as if all its pulls were observed."""
+    return _fill_stats

@@ -1,4 +1,4 @@
-"""The the UGapE paper example configs run (at a tiny scale) and show what their headers claim."""
+"""The UGapE paper example configs run (at a tiny scale) and show what their headers claim."""
 
 from __future__ import annotations
 

@@ -18,6 +18,9 @@ from armlab.plugins.fixed_confidence.ugape import (
 )
 from armlab.plugins.interfaces import STOPPED
 from armlab.problem import Objective
+from armlab.testing import pull_once, start_policy
+
+ONE = np.array([0])
 
 
 def test_round_by_hand_best_arm():
@@ -68,100 +71,100 @@ def test_round_ties():
     assert now.chosen.tolist() == [[0, 1]] and now.arm.tolist() == [1]
 
 
-def test_sheet_vector_optimal_a(hand):
+def test_sheet_vector_optimal_a(make_problem):
     # mu = (0.9, 0.8, 0.7, 0.5), m = 2, eps = 0.05, b = 1: H_eps = 452.2086, a* = 1.10347
-    problem = hand.make_problem(n_arms=4, budget=2000, objective=Objective.TOP_M, top_m=2, epsilon=0.05,
+    problem = make_problem(n_arms=4, budget=2000, objective=Objective.TOP_M, top_m=2, epsilon=0.05,
                                 means=[0.9, 0.8, 0.7, 0.5])
     policy = UGapEb()
-    hand.start(policy, problem)
+    start_policy(policy, problem)
     assert policy.a[0] == pytest.approx(1.10347, rel=1e-5)
     policy = UGapEb({"eta": 2.0})
-    hand.start(policy, problem)
+    start_policy(policy, problem)
     assert policy.a[0] == pytest.approx(2 * 1.10347, rel=1e-5)
 
 
-def test_ugapeb_first_pulls_then_rule(hand):
+def test_ugapeb_first_pulls_then_rule(make_problem):
     policy = UGapEb({"a": 1.0})
-    stats = hand.start(policy, hand.make_problem(n_arms=3))
+    stats = start_policy(policy, make_problem(n_arms=3))
     rewards = {0: 1.0, 1: 0.0, 2: 1.0}
-    assert [hand.pull(policy, stats, rewards.get) for _ in range(3)] == [0, 1, 2]
+    assert [pull_once(policy, stats, rewards.get) for _ in range(3)] == [0, 1, 2]
     # beta = 1 for all, means (1, 0, 1): U = (2, 1, 2), L = (0, -1, 0); B = (2, 3, 2)
     # J = {0} (tie with arm 2 -> lower index); u = arm 2, l = arm 0, equal beta -> l
-    assert hand.pull(policy, stats, rewards.get) == 0
+    assert pull_once(policy, stats, rewards.get) == 0
 
 
-def test_ugapeb_answer_is_the_running_best(hand):
+def test_ugapeb_answer_is_the_running_best(fill_stats, make_problem):
     policy = UGapEb({"a": 1.0})
-    stats = hand.start(policy, hand.make_problem(n_arms=2))
-    hand.fill(stats, [10, 10], [0.9, 0.1])
-    policy.update(stats, hand.ONE, np.array([0]), np.array([1.0]))
+    stats = start_policy(policy, make_problem(n_arms=2))
+    fill_stats(stats, [10, 10], [0.9, 0.1])
+    policy.update(stats, ONE, np.array([0]), np.array([1.0]))
     # beta = sqrt(1/10): B = (0.1 + b - (0.9 - b), ...) -> J = {0}, B_J = -0.1675
     assert policy.best_b[0] == pytest.approx(-0.8 + 2 * math.sqrt(0.1))
-    hand.fill(stats, [11, 10], [0.2, 0.3])
-    policy.update(stats, hand.ONE, np.array([0]), np.array([0.0]))
+    fill_stats(stats, [11, 10], [0.2, 0.3])
+    policy.update(stats, ONE, np.array([0]), np.array([0.0]))
     # now J = {1} with B_J = 0.5177 > -0.1675: the earlier set stays the answer
     assert policy.recommend(stats).tolist() == [0]
     assert np.argmax(stats.means[0]) == 1
 
 
-def test_ugapec_stopping_decision_by_hand(hand):
+def test_ugapec_stopping_decision_by_hand(fill_stats, make_problem):
     # K = 2, n = 50 each, t - 1 = 100, delta = 0.1, c = 1/2:
     # beta = sqrt(0.5 ln(4 * 2 * 100^3 / 0.1) / 50) = 0.42659; B_J = 0.1 + beta - (0.9 - beta)
     b_set = 0.1 + 2 * math.sqrt(0.5 * math.log(4 * 2 * 100**3 / 0.1) / 50) - 0.9
     assert b_set == pytest.approx(0.053171, abs=1e-6)
     for epsilon, stops in [(0.06, True), (0.05, False)]:
         policy = UGapEc()
-        stats = hand.start(policy, hand.make_problem(n_arms=2, epsilon=epsilon, delta=0.1))
-        hand.fill(stats, [50, 50], [0.9, 0.1])
+        stats = start_policy(policy, make_problem(n_arms=2, epsilon=epsilon, delta=0.1))
+        fill_stats(stats, [50, 50], [0.9, 0.1])
         arm = int(policy.select(stats)[0])
         assert (arm == STOPPED) is stops
         assert policy.recommend(stats).tolist() == [0]
 
 
-def test_ugapec_answer_frozen_at_stop(hand):
+def test_ugapec_answer_frozen_at_stop(fill_stats, make_problem):
     policy = UGapEc()
-    stats = hand.start(policy, hand.make_problem(n_arms=2, epsilon=0.06))
-    hand.fill(stats, [50, 50], [0.9, 0.1])
+    stats = start_policy(policy, make_problem(n_arms=2, epsilon=0.06))
+    fill_stats(stats, [50, 50], [0.9, 0.1])
     assert policy.select(stats)[0] == STOPPED
-    hand.fill(stats, [60, 50], [0.05, 0.1])  # a late result would flip the empirical answer
+    fill_stats(stats, [60, 50], [0.05, 0.1])  # a late result would flip the empirical answer
     assert policy.recommend(stats).tolist() == [0]
     assert policy.select(stats)[0] == STOPPED
 
 
-def test_ugapec_pulls_each_arm_once_first(hand):
+def test_ugapec_pulls_each_arm_once_first(make_problem):
     policy = UGapEc()
-    stats = hand.start(policy, hand.make_problem(n_arms=4, delta=0.05))
-    assert [hand.pull(policy, stats, lambda a: 0.5) for _ in range(4)] == [0, 1, 2, 3]
+    stats = start_policy(policy, make_problem(n_arms=4, delta=0.05))
+    assert [pull_once(policy, stats, lambda a: 0.5) for _ in range(4)] == [0, 1, 2, 3]
 
 
 @pytest.mark.parametrize("cls", [UGapEb, UGapEc])
-def test_m_must_be_below_k(cls, hand):
+def test_m_must_be_below_k(cls, make_problem):
     with pytest.raises(ConfigError, match="m = 3 must be smaller"):
-        hand.start(cls({"a": 1.0} if cls is UGapEb else {}),
-                   hand.make_problem(n_arms=3, objective=Objective.TOP_M, top_m=3))
+        start_policy(cls({"a": 1.0} if cls is UGapEb else {}),
+                   make_problem(n_arms=3, objective=Objective.TOP_M, top_m=3))
 
 
-def test_delta_checks(hand):
+def test_delta_checks(make_problem):
     with pytest.raises(ValidationError):
         UGapEc({"delta": 1.0})
     with pytest.raises(ConfigError, match="delta = 1.5 must lie strictly between 0 and 1"):
-        hand.start(UGapEc(), hand.make_problem(delta=1.5))
+        start_policy(UGapEc(), make_problem(delta=1.5))
     with pytest.raises(ConfigError, match=r"set \[problem\] delta"):
-        hand.start(UGapEc(), hand.make_problem(delta=None))
+        start_policy(UGapEc(), make_problem(delta=None))
     policy = UGapEc({"delta": 0.01})
-    hand.start(policy, hand.make_problem(delta=0.2))
+    start_policy(policy, make_problem(delta=0.2))
     assert policy.delta == 0.01
 
 
-def test_ugapeb_configuration_errors(hand):
+def test_ugapeb_configuration_errors(make_problem):
     with pytest.raises(ConfigError, match="budget n = 3 must exceed K = 3"):
-        hand.start(UGapEb({"a": 1.0}), hand.make_problem(n_arms=3, budget=3))
+        start_policy(UGapEb({"a": 1.0}), make_problem(n_arms=3, budget=3))
     with pytest.raises(ConfigError, match="needs the source's true means"):
-        hand.start(UGapEb(), hand.make_problem(n_arms=3))
+        start_policy(UGapEb(), make_problem(n_arms=3))
     with pytest.raises(ConfigError, match="zero gap"):
-        hand.start(UGapEb(), hand.make_problem(n_arms=3, means=[0.5, 0.5, 0.2]))
+        start_policy(UGapEb(), make_problem(n_arms=3, means=[0.5, 0.5, 0.2]))
     with pytest.raises(ConfigError, match="set the policy parameter b"):
-        hand.start(UGapEb({"a": 1.0}), hand.make_problem(reward_range=(-math.inf, math.inf)))
+        start_policy(UGapEb({"a": 1.0}), make_problem(reward_range=(-math.inf, math.inf)))
     with pytest.raises(ValidationError):
         UGapEb({"a": 0.0})
     with pytest.raises(ValidationError):

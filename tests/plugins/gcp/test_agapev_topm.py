@@ -29,10 +29,10 @@ def test_pseudo_observations_by_hand():
     assert variances[0] == pytest.approx([0.3, 0.5])
 
 
-def test_index_by_hand(hand):
+def test_index_by_hand(start_rule):
     budget = 5000
     policy = AGapEVTopM({"warmup_per_arm": 0})
-    hand.start(policy, n_arms=3, budget=budget)
+    start_rule(policy, n_arms=3, budget=budget)
     stats = observed([[1] * 6 + [0] * 2, [1] * 4 + [0] * 4, [1, 0, 0, 0]])
     # with the pseudo-observations: T = (10, 10, 6), means (0.7, 0.5, 1/3),
     # unbiased variances (10*.7*.3/9, 10*.25/9, 6*(1/3)(2/3)/5); midpoint 0.6
@@ -49,9 +49,9 @@ def test_index_by_hand(hand):
     assert policy.select(stats).tolist() == [int(np.argmax(expected))]
 
 
-def test_pending_pulls_do_not_shrink_the_width(hand):
+def test_pending_pulls_do_not_shrink_the_width(start_rule):
     policy = AGapEVTopM({"warmup_per_arm": 0})
-    hand.start(policy, n_arms=3)
+    start_rule(policy, n_arms=3)
     stats = observed([[1] * 6 + [0] * 2, [1] * 4 + [0] * 4, [1, 0, 0, 0]])
     before = policy.index(stats).copy()
     for _ in range(5):
@@ -60,13 +60,13 @@ def test_pending_pulls_do_not_shrink_the_width(hand):
     assert (stats.pending[0] > 0).sum() == 1
 
 
-def test_warm_up_and_map_answer(hand):
+def test_warm_up_and_map_answer(fill_counts, start_rule):
     policy = AGapEVTopM({"warmup_per_arm": 1})
-    stats = hand.start(policy, n_arms=3)
+    stats = start_rule(policy, n_arms=3)
     arms = []
     for _ in range(3):
         arms.append(int(policy.select(stats)[0]))
         stats.dispatch(ONE, np.array([arms[-1]]))
     assert arms == [0, 1, 2]
-    hand.fill(stats, [1, 100, 100], [1, 70, 10])  # MAP means (2/3, 71/102, 11/102)
+    fill_counts(stats, [1, 100, 100], [1, 70, 10])  # MAP means (2/3, 71/102, 11/102)
     assert policy.recommend(stats).tolist() == [1]

@@ -1,4 +1,4 @@
-"""The the greedy-confidence-pursuit paper single-bandit example configs run at a tiny scale and report their metrics."""
+"""The greedy-confidence-pursuit paper single-bandit example configs run at a tiny scale and report their metrics."""
 
 from __future__ import annotations
 

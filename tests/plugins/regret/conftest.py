@@ -1,4 +1,6 @@
-"""Helpers for the regret suite's tests: drive one policy by hand, or run it in the engine."""
+"""The ``hand`` fixture of the regret tests: one policy on a regret problem, fed rewards by the test.
+
+Runs in the engine use :func:`armlab.testing.simulate_policy` directly."""
 
 from __future__ import annotations
 
@@ -7,12 +9,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from armlab.orchestrator.montecarlo.engine import Simulation
-from armlab.plugins.interfaces import Policy, RewardSource
+from armlab.plugins.interfaces import Policy
 from armlab.problem import Objective, Problem
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
-from armlab.testing import simulate_policy
 
 UNBOUNDED = (-float("inf"), float("inf"))
 
@@ -50,15 +50,3 @@ class Hand:
 @pytest.fixture(scope="session")
 def hand() -> type[Hand]:
     return Hand
-
-
-def simulate(policy_factory: Callable[[], Policy], source: RewardSource, budget: int, *, replicas: int = 4,
-             seed: int = 0, delay: int = 0, checkpoints: list[int] | None = None) -> Simulation:
-    """Run ``policy_factory()`` to the end on ``source`` in the vectorized engine."""
-    return simulate_policy(policy_factory, source, budget=budget, objective=Objective.REGRET, replicas=replicas,
-                           seed=seed, delay=delay, checkpoints=checkpoints)
-
-
-@pytest.fixture(scope="session")
-def run_sim() -> Callable[..., Simulation]:
-    return simulate

@@ -12,6 +12,7 @@ from armlab.plugins.policies.ucb1 import UCB1
 from armlab.plugins.regret import DMED, EUCBV, KLUCB, MOSS, OCUCB, UCBV, BayesUCB, MedianElimination, UCBImproved
 from armlab.plugins.sources.simulated import Bernoulli, Gaussian
 from armlab.problem import Objective
+from armlab.testing import simulate_policy
 
 VARIANTS = [
     (EUCBV, {}, "gaussian"),
@@ -54,10 +55,10 @@ def source_for(kind: str):
 
 
 @pytest.mark.parametrize(("cls", "params", "source"), VARIANTS, ids=IDS)
-def test_regret_is_pseudo_regret_non_decreasing_and_bounded(run_sim, cls, params, source):
+def test_regret_is_pseudo_regret_non_decreasing_and_bounded(cls, params, source):
     budget = 400
-    sim = run_sim(lambda: cls(params), source_for(source), budget, replicas=5, delay=2,
-                  checkpoints=list(range(50, budget + 1, 50)))
+    sim = simulate_policy(lambda: cls(params), source_for(source), budget=budget, objective=Objective.REGRET, replicas=5,
+                          delay=2, checkpoints=list(range(50, budget + 1, 50)))
     gaps = sim.problems[0].truth.gaps()
     counts = sim.stats[0].counts
     assert sim.regret == pytest.approx((gaps * counts).sum(axis=1), abs=1e-9)  # sum_i Delta_i N_i(T)
@@ -89,13 +90,14 @@ class Recording(Policy):
             self.seen.setdefault((r, a), []).append(x)
 
 
-def test_policies_see_common_random_numbers(run_sim):
+def test_policies_see_common_random_numbers():
     """The k-th pull of an arm pays the same reward whichever policy pulls it (common random numbers)."""
     streams = []
     for factory in (EUCBV, lambda: Thompson({"prior": "gaussian"}), UCBImproved,
                     lambda: UCB1({"tie_break": "random"})):
         recording = Recording(factory())
-        run_sim(lambda rec=recording: rec, source_for("gaussian"), 400, replicas=3, seed=7)
+        simulate_policy(lambda rec=recording: rec, source_for("gaussian"), budget=400, objective=Objective.REGRET,
+                        replicas=3, seed=7)
         streams.append(recording.seen)
     shared = 0
     for other in streams[1:]:

@@ -17,6 +17,8 @@ from armlab.plugins.policies.thompson import Thompson
 from armlab.plugins.policies.ucb1 import UCB1
 from armlab.plugins.regret import EUCBV, MOSS, OCUCB, UCBV
 from armlab.plugins.sources.simulated import Gaussian
+from armlab.problem import Objective
+from armlab.testing import simulate_policy
 
 pytestmark = pytest.mark.slow
 
@@ -32,9 +34,9 @@ FACTORIES = {
 }
 
 
-def final_regrets(run_sim, means, variances, labels, replicas, seed):
-    return {label: run_sim(FACTORIES[label], Gaussian({"means": means, "variances": variances}), HORIZON,
-                           replicas=replicas, seed=seed).regret
+def final_regrets(means, variances, labels, replicas, seed):
+    return {label: simulate_policy(FACTORIES[label], Gaussian({"means": means, "variances": variances}), budget=HORIZON,
+                                   objective=Objective.REGRET, replicas=replicas, seed=seed).regret
             for label in labels}
 
 
@@ -45,17 +47,17 @@ def assert_below(regrets, lower, higher, z=Z):
 
 
 @pytest.fixture(scope="module")
-def experiment_2(run_sim):
+def experiment_2():
     means = [0.7] * 33 + [0.8] * 66 + [0.9]
     variances = [0.7] * 33 + [0.1] * 66 + [0.7]
-    return final_regrets(run_sim, means, variances, ["eucbv", "ocucb", "ucb1", "ts"], replicas=50, seed=3)
+    return final_regrets(means, variances, ["eucbv", "ocucb", "ucb1", "ts"], replicas=50, seed=3)
 
 
 @pytest.fixture(scope="module")
-def experiment_4(run_sim):
+def experiment_4():
     means = [0.4] * 33 + [0.6] * 66 + [0.9]
     variances = [0.2] * 33 + [0.1] * 66 + [0.4]
-    return final_regrets(run_sim, means, variances, ["eucbv", "moss", "ocucb", "ts", "ucbv"], replicas=100, seed=4)
+    return final_regrets(means, variances, ["eucbv", "moss", "ocucb", "ts", "ucbv"], replicas=100, seed=4)
 
 
 @pytest.mark.parametrize("other", ["ocucb", "ucb1", "ts"])

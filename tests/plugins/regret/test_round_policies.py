@@ -11,6 +11,8 @@ from armlab.errors import ConfigError
 from armlab.plugins._fast import reference_paths
 from armlab.plugins.regret import DMED, MedianElimination, UCBImproved
 from armlab.plugins.sources.simulated import Bernoulli, Gaussian
+from armlab.problem import Objective
+from armlab.testing import simulate_policy
 
 UNIT = (0.0, 1.0)
 EXP2_MEANS = [0.7] * 33 + [0.8] * 66 + [0.9]
@@ -131,11 +133,11 @@ def test_median_elimination_ties_are_broken_at_random(hand):
     assert len({tuple(row) for row in active.tolist()}) > 3
 
 
-def test_median_elimination_never_leaves_round_one_in_experiment_2(run_sim):
+def test_median_elimination_never_leaves_round_one_in_experiment_2():
     """Round 1 needs 26204 pulls per arm: at any T below that, round robin over the 100 arms
     gives regret T * mean gap = T * 0.132 exactly (39,600 at T = 3e5)."""
-    sim = run_sim(MedianElimination, Gaussian({"means": EXP2_MEANS, "variances": EXP2_VARIANCES}), 2_000,
-                  replicas=3)
+    sim = simulate_policy(MedianElimination, Gaussian({"means": EXP2_MEANS, "variances": EXP2_VARIANCES}), budget=2_000,
+                          objective=Objective.REGRET, replicas=3)
     assert sim.regret == pytest.approx(np.full(3, 2_000 * 0.132), abs=1e-9)
 
 
@@ -167,10 +169,10 @@ class RecordingDMED(DMED):
 
 
 @pytest.mark.parametrize("genuine", [True, False])
-def test_dmed_lists_always_hold_the_empirical_best(run_sim, genuine):
+def test_dmed_lists_always_hold_the_empirical_best(genuine):
     RecordingDMED.rebuilds = 0
-    sim = run_sim(lambda: RecordingDMED({"genuine": genuine}), Bernoulli({"means": [0.1] + [0.07] * 9}), 1_500,
-                  replicas=8)
+    sim = simulate_policy(lambda: RecordingDMED({"genuine": genuine}), Bernoulli({"means": [0.1] + [0.07] * 9}),
+                          budget=1_500, objective=Objective.REGRET, replicas=8)
     assert RecordingDMED.rebuilds > 100
     assert sim.stats[0].counts.sum() == 8 * 1_500
 

@@ -1,4 +1,8 @@
-"""Fixtures for the thresholding policies: drive a policy by hand, or run it in the engine."""
+"""Fixtures for the thresholding policies: a thresholding problem, a run on Gaussian arms.
+
+Statistics and single pulls come from :mod:`armlab.testing` (``start_policy``, ``pull_once``),
+imported by the tests themselves.
+"""
 
 from __future__ import annotations
 
@@ -11,38 +15,33 @@ from armlab.orchestrator.montecarlo.engine import Simulation
 from armlab.plugins.interfaces import Policy
 from armlab.plugins.sources.simulated import Gaussian
 from armlab.problem import Objective, Problem
-from armlab.testing import problem_with_truth, pull_once, simulate_policy, start_policy
-
-ONE = np.array([0])
+from armlab.testing import problem_with_truth, simulate_policy
 
 
-def problem(means: Sequence[float], budget: int, threshold: float = 0.5, variances=None,
-            objective: Objective = Objective.THRESHOLD, with_truth: bool = True) -> Problem:
-    """A one-replica problem whose truth is ``means`` (variances default to 0.25)."""
+def _threshold_problem(means: Sequence[float], budget: int, threshold: float = 0.5, variances=None,
+                       objective: Objective = Objective.THRESHOLD, with_truth: bool = True) -> Problem:
     return problem_with_truth(means, budget, 0.25 if variances is None else variances, objective,
                               with_truth=with_truth, threshold=threshold)
 
 
-def simulate(policy_factory: Callable[[], Policy], means: Sequence[float], budget: int,
-             variances: float | Sequence[float] = 0.25, replicas: int = 1, threshold: float = 0.5,
-             delay: int = 0, checkpoints: Sequence[int] | None = None, seed: int = 0) -> Simulation:
-    """Run a thresholding policy to the end on Gaussian arms in the engine."""
+def _simulate_gaussian(policy_factory: Callable[[], Policy], means: Sequence[float], budget: int,
+                       variances: float | Sequence[float] = 0.25, replicas: int = 1, threshold: float = 0.5,
+                       delay: int = 0, checkpoints: Sequence[int] | None = None, seed: int = 0) -> Simulation:
     spread = variances if np.isscalar(variances) else list(variances)
     source = Gaussian({"means": list(means), "variances": spread})
     return simulate_policy(policy_factory, source, budget=budget, objective=Objective.THRESHOLD,
                            replicas=replicas, seed=seed, delay=delay, checkpoints=checkpoints, threshold=threshold)
 
 
-class Drive:
-    """Namespace handed to tests (helpers cannot be imported across test files)."""
-
-    ONE = ONE
-    problem = staticmethod(problem)
-    start = staticmethod(start_policy)
-    pull = staticmethod(pull_once)
-    simulate = staticmethod(simulate)
+@pytest.fixture(scope="session")
+def threshold_problem() -> Callable[..., Problem]:
+    """``threshold_problem(means, budget, threshold=0.5, variances=0.25, objective=THRESHOLD,
+    with_truth=True)``: a one-replica problem whose truth is ``means``."""
+    return _threshold_problem
 
 
-@pytest.fixture
-def drive() -> type[Drive]:
-    return Drive
+@pytest.fixture(scope="session")
+def simulate_gaussian() -> Callable[..., Simulation]:
+    """``simulate_gaussian(policy_factory, means, budget, variances=0.25, replicas=1, ...)``: a
+    thresholding policy run to the end on Gaussian arms in the engine."""
+    return _simulate_gaussian

@@ -14,6 +14,9 @@ from armlab.plugins.thresholding import CSAR, UCBE, UCBEV, AugUCB
 from armlab.plugins.thresholding.augucb import AuthorsCodeSchedule
 from armlab.plugins.thresholding.csar import authors_code_phase_lengths
 from armlab.problem import Objective
+from armlab.testing import pull_once, start_policy
+
+ONE = np.array([0])
 
 CODE = {"variant": "authors-code"}
 
@@ -32,9 +35,9 @@ def test_every_variant_defaults_to_the_paper():
 K, T = 20, 500
 
 
-def _augucb(drive, means=None):
+def _augucb(threshold_problem, means=None):
     policy = AugUCB(CODE)
-    stats = drive.start(policy, drive.problem(np.full(K, 0.45) if means is None else means, T))
+    stats = start_policy(policy, threshold_problem(np.full(K, 0.45) if means is None else means, T))
     return policy, stats
 
 
@@ -48,8 +51,8 @@ def test_augucb_schedule_constants():
     assert AuthorsCodeSchedule(10_000, 100).ell(one)[0] == 401
 
 
-def test_augucb_radius_and_key_by_hand(drive):
-    policy, stats = _augucb(drive)
+def test_augucb_radius_and_key_by_hand(threshold_problem):
+    policy, stats = _augucb(threshold_problem)
     assert policy.round_end[0] == K * 104
     stats.counts[0] = 20
     stats.counts[0, :3] = [4, 20, 25]
@@ -74,8 +77,8 @@ def test_augucb_radius_and_key_by_hand(drive):
     (81, 10.0, True, "2s = 1.4726, 2c = 0.40009 > 0.4"),
     (82, 10.0, False, "mean test: 2c = 0.39764 < 0.4 (2s = 1.4636)"),
 ])
-def test_augucb_two_elimination_tests(drive, n, v, kept, why):
-    policy, stats = _augucb(drive)
+def test_augucb_two_elimination_tests(n, v, kept, why, threshold_problem):
+    policy, stats = _augucb(threshold_problem)
     stats.counts[0] = 30
     stats.counts[0, 1] = n
     stats.means[0] = 0.45
@@ -83,35 +86,35 @@ def test_augucb_two_elimination_tests(drive, n, v, kept, why):
     stats.m2[0, 1] = v * n
     stats.observed[0] = stats.dispatched[0] = int(stats.counts.sum())
     # a result for another arm: every active arm is tested, not only the one pulled
-    policy.update(stats, drive.ONE, np.array([5]), np.array([0.45]))
+    policy.update(stats, ONE, np.array([5]), np.array([0.45]))
     assert stats.active[0, 1] == kept, why
     assert stats.active[0, 5]
 
 
-def test_augucb_elimination_above_tau_too(drive):
-    policy, stats = _augucb(drive)
+def test_augucb_elimination_above_tau_too(threshold_problem):
+    policy, stats = _augucb(threshold_problem)
     stats.counts[0] = 20
     stats.means[0] = 0.45
     stats.means[0, 2] = 0.9  # mean - s > tau + s: gap 0.4 > 2 s = 2 sqrt(0.694691 / 20) = 0.3727
     stats.observed[0] = stats.dispatched[0] = 400
-    policy.update(stats, drive.ONE, np.array([2]), np.array([0.9]))
+    policy.update(stats, ONE, np.array([2]), np.array([0.9]))
     assert not stats.active[0, 2] and stats.active[0].sum() == K - 1
 
 
-def test_augucb_no_elimination_during_the_first_pulls(drive):
+def test_augucb_no_elimination_during_the_first_pulls(threshold_problem):
     rewards = np.full(K, 0.45)
     rewards[0] = 5.0
-    policy, stats = _augucb(drive, rewards)
-    assert [drive.pull(policy, stats, rewards.__getitem__) for _ in range(K)] == list(range(K))
+    policy, stats = _augucb(threshold_problem, rewards)
+    assert [pull_once(policy, stats, rewards.__getitem__) for _ in range(K)] == list(range(K))
     assert stats.active[0].all()
     # t = K + 1: arm 1..19 have key 0.05 - 2 sqrt(0.694691) = -1.617, arm 0 4.5 - 1.667: pull arm 1,
     # then the tests run: arm 0 (gap 4.5 > 2 s = 1.667) goes
-    assert drive.pull(policy, stats, rewards.__getitem__) == 1
+    assert pull_once(policy, stats, rewards.__getitem__) == 1
     assert not stats.active[0, 0]
 
 
-def test_augucb_reset_uses_the_authors_psi(drive):
-    policy, stats = _augucb(drive)
+def test_augucb_reset_uses_the_authors_psi(threshold_problem):
+    policy, stats = _augucb(threshold_problem)
     stats.counts[0] = 5
     stats.means[0] = 0.45
     stats.active[0, :4] = False  # |B| = 16
@@ -123,10 +126,10 @@ def test_augucb_reset_uses_the_authors_psi(drive):
     assert policy.round_end[0] == 100 + 16 * 93
 
 
-def test_augucb_paper_needs_five_arms_the_code_does_not(drive):
+def test_augucb_paper_needs_five_arms_the_code_does_not(threshold_problem):
     with pytest.raises(ConfigError, match="K >= 5"):
-        drive.start(AugUCB(), drive.problem([0.4] * 4, 100))
-    drive.start(AugUCB(CODE), drive.problem([0.4] * 4, 100))
+        start_policy(AugUCB(), threshold_problem([0.4] * 4, 100))
+    start_policy(AugUCB(CODE), threshold_problem([0.4] * 4, 100))
 
 
 # -- UCBE -------------------------------------------------------------------------------------
@@ -139,19 +142,19 @@ UCBE_MEANS = [0.2, 0.45, 0.6, 0.4, 0.4]
 @pytest.mark.parametrize(("params", "expected"), [
     (CODE, 0.195652), ({}, 100 / 711.111), ({**CODE, "a_scale": 4.0}, 4 * 0.195652),
 ])
-def test_ucbe_oracle_a(drive, params, expected):
+def test_ucbe_oracle_a(threshold_problem, params, expected):
     policy = UCBE(params)
-    drive.start(policy, drive.problem(UCBE_MEANS, 105))
+    start_policy(policy, threshold_problem(UCBE_MEANS, 105))
     assert policy.a[0] == pytest.approx(expected, rel=1e-5)
 
 
-def test_ucbe_code_refuses_best_arm_and_degenerate_instances(drive):
+def test_ucbe_code_refuses_best_arm_and_degenerate_instances(threshold_problem):
     with pytest.raises(ConfigError, match="thresholding code"):
-        drive.start(UCBE(CODE), drive.problem(UCBE_MEANS, 105, objective=Objective.BEST_ARM))
+        start_policy(UCBE(CODE), threshold_problem(UCBE_MEANS, 105, objective=Objective.BEST_ARM))
     with pytest.raises(ConfigError, match="no term"):
-        drive.start(UCBE(CODE), drive.problem([0.4, 0.4, 0.4], 105))
+        start_policy(UCBE(CODE), threshold_problem([0.4, 0.4, 0.4], 105))
     with pytest.raises(ConfigError, match="zero gap"):
-        drive.start(UCBE(CODE), drive.problem([0.5, 0.6, 0.4], 105))
+        start_policy(UCBE(CODE), threshold_problem([0.5, 0.6, 0.4], 105))
 
 
 # -- UCBEV ------------------------------------------------------------------------------------
@@ -167,15 +170,15 @@ UCBEV_MEANS, UCBEV_VARIANCES = [0.3, 0.55, 0.4], [0.04, 0.09, 0.01]
 @pytest.mark.parametrize(("params", "expected"), [
     (CODE, 0.113166), ({**CODE, "a_scale": 256.0}, 256 * 0.113166), ({**CODE, "a": 2.0}, 2.0),
 ])
-def test_ucbev_oracle_a(drive, params, expected):
+def test_ucbev_oracle_a(threshold_problem, params, expected):
     policy = UCBEV(params)
-    drive.start(policy, drive.problem(UCBEV_MEANS, 100, variances=UCBEV_VARIANCES))
+    start_policy(policy, threshold_problem(UCBEV_MEANS, 100, variances=UCBEV_VARIANCES))
     assert policy.a[0] == pytest.approx(expected, rel=1e-5)
 
 
-def test_ucbev_code_index_by_hand(drive):
+def test_ucbev_code_index_by_hand(threshold_problem):
     policy = UCBEV({**CODE, "a": 0.5})
-    stats = drive.start(policy, drive.problem(UCBEV_MEANS, 100, variances=UCBEV_VARIANCES))
+    stats = start_policy(policy, threshold_problem(UCBEV_MEANS, 100, variances=UCBEV_VARIANCES))
     stats.counts[0] = [1, 4, 2]
     stats.means[0] = [0.3, 0.55, 0.4]
     stats.m2[0] = [0.0, 0.08, 0.02]  # biased v = 0, 0.02, 0.01
@@ -188,11 +191,11 @@ def test_ucbev_code_index_by_hand(drive):
     assert int(policy.select(stats)[0]) == 0
 
 
-def test_ucbev_code_pulls_each_arm_once_first(drive):
+def test_ucbev_code_pulls_each_arm_once_first(threshold_problem):
     policy = UCBEV({**CODE, "a": 0.5})
     rewards = [0.3, 0.55, 0.9]
-    stats = drive.start(policy, drive.problem(rewards, 100))
-    arms = [drive.pull(policy, stats, rewards.__getitem__) for _ in range(4)]
+    stats = start_policy(policy, threshold_problem(rewards, 100))
+    arms = [pull_once(policy, stats, rewards.__getitem__) for _ in range(4)]
     assert arms[:3] == [0, 1, 2]
     # then by the index (n = 1, v = 0: width 1.75): 0.2, 0.05, 0.4 - 1.75 -> arm 1
     assert arms[3] == 1
@@ -218,10 +221,10 @@ def test_csar_code_schedule():
     assert lengths[0] == 18 and lengths[-1] == math.ceil(9900 / (2 * (0.5 + sum(1 / i for i in range(1, 101)))))
 
 
-def test_csar_code_rejects_only_below_tau(drive):
+def test_csar_code_rejects_only_below_tau(threshold_problem):
     policy = CSAR(CODE)
-    stats = drive.start(policy, drive.problem(REWARDS, 29))
-    arms = [drive.pull(policy, stats, REWARDS.__getitem__) for _ in range(16)]
+    stats = start_policy(policy, threshold_problem(REWARDS, 29))
+    arms = [pull_once(policy, stats, REWARDS.__getitem__) for _ in range(16)]
     # phase 0: every arm to 2 pulls, reject arm 0 (lowest mean below tau); phase 1: arms 1-3 to 3,
     # reject arm 1; phases 2 and 3: arms 2, 3 to 4 and 5, nothing below tau, nothing rejected;
     # after phase K - 1 the replica stops with 15 of the 29 pulls used
@@ -230,21 +233,21 @@ def test_csar_code_rejects_only_below_tau(drive):
     assert policy.recommend(stats)[0].tolist() == [False, False, True, True]
 
 
-def test_csar_code_answer_is_the_active_arms_above_tau(drive):
+def test_csar_code_answer_is_the_active_arms_above_tau(threshold_problem):
     policy = CSAR(CODE)
-    stats = drive.start(policy, drive.problem(REWARDS, 29))
+    stats = start_policy(policy, threshold_problem(REWARDS, 29))
     for _ in range(9):
-        drive.pull(policy, stats, REWARDS.__getitem__)
+        pull_once(policy, stats, REWARDS.__getitem__)
     assert not stats.active[0, 0]  # rejected after phase 0
     stats.means[0, 0] = 0.7  # a rejected arm stays out of the answer
     stats.means[0, 1] = 0.5  # an active one at tau is in (>=)
     assert policy.recommend(stats)[0].tolist() == [False, True, True, True]
 
 
-def test_csar_code_keeps_every_arm_when_none_is_below_tau(drive):
+def test_csar_code_keeps_every_arm_when_none_is_below_tau(threshold_problem):
     means = [0.6, 0.7, 0.8, 0.9]
     policy = CSAR(CODE)
-    stats = drive.start(policy, drive.problem(means, 29))
-    arms = [drive.pull(policy, stats, means.__getitem__) for _ in range(21)]
+    stats = start_policy(policy, threshold_problem(means, 29))
+    arms = [pull_once(policy, stats, means.__getitem__) for _ in range(21)]
     assert arms == [0, 1, 2, 3] * 5 + [STOPPED]  # 5 pulls each: the schedule's last n_k
     assert stats.active[0].all()

@@ -8,6 +8,7 @@ import pytest
 from armlab.errors import ConfigError
 from armlab.plugins.interfaces import STOPPED
 from armlab.plugins.thresholding.csar import CSAR, csar_phase_lengths
+from armlab.testing import pull_once, start_policy
 
 
 def test_schedule_at_t_10000_k_100():
@@ -27,10 +28,10 @@ def test_small_schedule():
     assert csar_phase_lengths(29, 4).tolist() == [3, 4, 6, 12]
 
 
-def test_phases_decisions_and_stop(drive):
+def test_phases_decisions_and_stop(threshold_problem):
     policy = CSAR()
-    stats = drive.start(policy, drive.problem(REWARDS, 29))
-    arms = [drive.pull(policy, stats, REWARDS.__getitem__) for _ in range(26)]
+    stats = start_policy(policy, threshold_problem(REWARDS, 29))
+    arms = [pull_once(policy, stats, REWARDS.__getitem__) for _ in range(26)]
     # phase 1: round robin x3, reject arm 0 (farthest, below tau)
     # phase 2: arms 1-3 once, accept arm 2; phase 3: arms 1, 3 twice, accept arm 3;
     # phase 4: arm 1 six times, reject it; then stop with 4 of the 29 pulls unused
@@ -41,21 +42,21 @@ def test_phases_decisions_and_stop(drive):
     assert stats.dispatched[0] == 25
 
 
-def test_anytime_output_keeps_decisions(drive):
+def test_anytime_output_keeps_decisions(threshold_problem):
     policy = CSAR()
-    stats = drive.start(policy, drive.problem(REWARDS, 29))
+    stats = start_policy(policy, threshold_problem(REWARDS, 29))
     for _ in range(13):
-        drive.pull(policy, stats, REWARDS.__getitem__)
+        pull_once(policy, stats, REWARDS.__getitem__)
     assert not stats.active[0, 0]  # rejected after phase 1
     stats.means[0, 0] = 0.7  # a decided arm's estimate no longer matters
     stats.means[0, 1] = 0.5  # an undecided one at tau counts as above (>=)
     assert policy.recommend(stats)[0].tolist() == [False, True, True, True]
 
 
-def test_empty_phases_decide_several_arms_at_once(drive):
+def test_empty_phases_decide_several_arms_at_once(threshold_problem):
     # K = 100, T = 10000: phases 2-5 add no pulls, so arms 2-5 are decided at t = 2000 too
     policy = CSAR()
-    stats = drive.start(policy, drive.problem([0.4] * 100, 10_000))
+    stats = start_policy(policy, threshold_problem([0.4] * 100, 10_000))
     stats.counts[0] = 20
     stats.means[0] = np.linspace(0.0, 0.99, 100)
     stats.observed[0] = stats.dispatched[0] = 1999
@@ -69,13 +70,13 @@ def test_empty_phases_decide_several_arms_at_once(drive):
     assert np.flatnonzero(policy.accepted[0]).tolist() == [98, 99]
 
 
-def test_budget_must_exceed_k(drive):
+def test_budget_must_exceed_k(threshold_problem):
     with pytest.raises(ConfigError, match="must exceed 4"):
-        drive.start(CSAR(), drive.problem(REWARDS, 4))
+        start_policy(CSAR(), threshold_problem(REWARDS, 4))
 
 
-def test_delayed_results_do_not_revise_decisions(drive):
-    sim = drive.simulate(CSAR, REWARDS, 29, variances=0.01, replicas=3, delay=3)
+def test_delayed_results_do_not_revise_decisions(simulate_gaussian):
+    sim = simulate_gaussian(CSAR, REWARDS, 29, variances=0.01, replicas=3, delay=3)
     assert (sim.stopped_at == 25).all()
     assert (sim.stats[0].pending == 0).all() and (sim.stats[0].counts.sum(axis=1) == 25).all()
     assert sim.policies[0].recommend(sim.stats[0]).tolist() == [[False, False, True, True]] * 3

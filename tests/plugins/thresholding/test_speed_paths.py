@@ -52,6 +52,6 @@ def test_speed_paths_choose_as_the_reference_paths(policy, source, feedback, tie
 
 
 @pytest.mark.parametrize("params", [{}, CODE], ids=["paper", "authors-code"])
-def test_arms_far_from_tau_are_all_eliminated(drive, params):
-    sim = drive.simulate(lambda: AugUCB(params), FAR, BUDGET, variances=0.01, replicas=4, seed=11, checkpoints=[100, BUDGET])
+def test_arms_far_from_tau_are_all_eliminated(simulate_gaussian, params):
+    sim = simulate_gaussian(lambda: AugUCB(params), FAR, BUDGET, variances=0.01, replicas=4, seed=11, checkpoints=[100, BUDGET])
     assert not sim.stats[0].active.any() and (sim.stopped_at < 350).all()

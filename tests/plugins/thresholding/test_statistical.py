@@ -22,19 +22,19 @@ EXP5 = Path(__file__).resolve().parents[3] / "examples" / "thresholding" / "exp5
 REPLICAS, BUDGET = 40, 3000
 
 
-def misclassified(drive, factory, source) -> np.ndarray:
-    sim = drive.simulate(factory, source["means"], BUDGET, variances=source["variances"],
+def misclassified(simulate_gaussian, factory, source) -> np.ndarray:
+    sim = simulate_gaussian(factory, source["means"], BUDGET, variances=source["variances"],
                          replicas=REPLICAS, seed=11)
     truth = np.asarray(source["means"]) >= 0.5
     return (sim.policies[0].recommend(sim.stats[0]) != truth).sum(axis=1)
 
 
 @pytest.mark.slow
-def test_augucb_misclassifies_fewer_arms_than_apt_and_ua(drive):
+def test_augucb_misclassifies_fewer_arms_than_apt_and_ua(simulate_gaussian):
     source = tomllib.loads(EXP5.read_text(encoding="utf-8"))["source"]
-    augucb = misclassified(drive, AugUCB, source)
+    augucb = misclassified(simulate_gaussian, AugUCB, source)
     for other in (APT, lambda: Uniform({"order": "random"})):
-        diff = misclassified(drive, other, source) - augucb
+        diff = misclassified(simulate_gaussian, other, source) - augucb
         stderr = diff.std(ddof=1) / np.sqrt(REPLICAS)
         # measured: APT - AugUCB = 2.5-3.3 arms (z 7-8), UA - AugUCB = 6.5 arms (z 11-15)
         assert diff.mean() > 3 * stderr, (diff.mean(), stderr)
@@ -44,7 +44,7 @@ EXP3 = Path(__file__).resolve().parents[3] / "examples" / "thresholding" / "publ
 
 
 @pytest.mark.slow
-def test_authors_code_augucb_beats_apt_on_a_reduced_experiment_3(drive):
+def test_authors_code_augucb_beats_apt_on_a_reduced_experiment_3(simulate_gaussian):
     """Experiment 3 as the authors ran it (published/exp3.toml), reduced: a budget of 3000
     instead of 10000, the standard deviations of the 90 arms at 0.4 halved (so the easy
     arms are as well resolved as at the full budget), 100 runs.  AugUCB's variance-aware
@@ -57,7 +57,7 @@ def test_authors_code_augucb_beats_apt_on_a_reduced_experiment_3(drive):
     truth = np.asarray(source["means"]) >= 0.5
     wrong = {}
     for name, factory in (("augucb", lambda: AugUCB({"variant": "authors-code"})), ("apt", APT)):
-        sim = drive.simulate(factory, source["means"], 3000, variances=list(variances), replicas=100, seed=7)
+        sim = simulate_gaussian(factory, source["means"], 3000, variances=list(variances), replicas=100, seed=7)
         wrong[name] = (sim.policies[0].recommend(sim.stats[0]) != truth).sum(axis=1)
         if name == "augucb":
             error = sim.cp_error[:, -1].mean()

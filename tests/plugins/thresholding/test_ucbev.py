@@ -7,6 +7,7 @@ import pytest
 
 from armlab.errors import ConfigError
 from armlab.plugins.thresholding.ucbev import UCBEV
+from armlab.testing import pull_once, start_policy
 
 # two arms, tau = 0.5, T = 100: gaps 0.2, 0.05; sigma = 0.2, 0.3
 # numerators sigma + sqrt(sigma^2 + 16/3 gap) = 0.2 + sqrt(1.10667) = 1.25198, 0.3 + sqrt(0.35667) = 0.89722
@@ -18,15 +19,15 @@ MEANS, VARIANCES = [0.3, 0.55], [0.04, 0.09]
 @pytest.mark.parametrize(("params", "expected"), [
     ({}, 0.26579), ({"squared": False}, 0.24604), ({"a_scale": 0.25}, 0.26579 / 4), ({"a": 3.0}, 3.0),
 ])
-def test_exploration_parameter(drive, params, expected):
+def test_exploration_parameter(threshold_problem, params, expected):
     policy = UCBEV(params)
-    drive.start(policy, drive.problem(MEANS, 100, variances=VARIANCES))
+    start_policy(policy, threshold_problem(MEANS, 100, variances=VARIANCES))
     assert policy.a[0] == pytest.approx(expected, rel=1e-4)
 
 
-def test_index_by_hand(drive):
+def test_index_by_hand(threshold_problem):
     policy = UCBEV({"a": 0.5})
-    stats = drive.start(policy, drive.problem(MEANS, 100, variances=VARIANCES))
+    stats = start_policy(policy, threshold_problem(MEANS, 100, variances=VARIANCES))
     stats.counts[0] = [2, 5]
     stats.means[0] = [0.3, 0.55]
     stats.m2[0] = [0.08, 0.08]  # unbiased s^2 = 0.08, 0.02
@@ -37,27 +38,27 @@ def test_index_by_hand(drive):
     assert int(policy.select(stats)[0]) == 0
     # b scales the second term only
     wide = UCBEV({"a": 0.5, "b": 2.0})
-    drive.start(wide, drive.problem(MEANS, 100, variances=VARIANCES))
+    start_policy(wide, threshold_problem(MEANS, 100, variances=VARIANCES))
     assert -wide.index(stats)[0, 1] == pytest.approx(0.05 - (0.063246 + 0.583333), rel=1e-5)
 
 
-def test_two_initial_pulls_per_arm(drive):
+def test_two_initial_pulls_per_arm(threshold_problem):
     policy = UCBEV({"a": 0.5})
     rewards = [0.3, 0.55, 0.9]
-    stats = drive.start(policy, drive.problem(rewards, 100))
-    assert [drive.pull(policy, stats, rewards.__getitem__) for _ in range(6)] == [0, 1, 2, 0, 1, 2]
+    stats = start_policy(policy, threshold_problem(rewards, 100))
+    assert [pull_once(policy, stats, rewards.__getitem__) for _ in range(6)] == [0, 1, 2, 0, 1, 2]
     assert stats.counts[0].tolist() == [2, 2, 2]
 
 
 @pytest.mark.parametrize("budget", [6, 8])
-def test_budget_must_exceed_2k(drive, budget):
+def test_budget_must_exceed_2k(threshold_problem, budget):
     with pytest.raises(ConfigError, match="must exceed 8"):
-        drive.start(UCBEV({"a": 1.0}), drive.problem([0.1, 0.3, 0.7, 0.9], budget))
-    drive.start(UCBEV({"a": 1.0}), drive.problem([0.1, 0.3, 0.7, 0.9], 9))
+        start_policy(UCBEV({"a": 1.0}), threshold_problem([0.1, 0.3, 0.7, 0.9], budget))
+    start_policy(UCBEV({"a": 1.0}), threshold_problem([0.1, 0.3, 0.7, 0.9], 9))
 
 
-def test_oracle_needs_variances_of_a_simulated_source(drive):
+def test_oracle_needs_variances_of_a_simulated_source(threshold_problem):
     with pytest.raises(ConfigError, match="true means and variances"):
-        drive.start(UCBEV(), drive.problem(MEANS, 100, with_truth=False))
+        start_policy(UCBEV(), threshold_problem(MEANS, 100, with_truth=False))
     with pytest.raises(ConfigError, match="zero gap"):
-        drive.start(UCBEV(), drive.problem([0.5, 0.7], 100))
+        start_policy(UCBEV(), threshold_problem([0.5, 0.7], 100))
