@@ -35,23 +35,6 @@ from armlab.service.models import ReportOut, StatusOut, TrialOut
 
 TOKEN = "p" * 32  # the token of ServedExperiment (conftest)
 
-CONFIG = """
-name = "client-test"
-seed = 5
-[problem]
-objective = "best-arm"
-budget = {budget}
-[source]
-plugin = "external"
-arms = ["A", "B", "C"]
-reward_min = 0
-reward_max = 1
-[feedback]
-in_flight = {in_flight}
-[[policies]]
-plugin = "thompson"
-"""
-
 
 class Served:
     """`armlab serve` on one journal: started, killed with SIGKILL, restarted on the same port."""
@@ -65,7 +48,8 @@ class Served:
     async def start(self, budget: int = 20, in_flight: int = 6) -> str:
         """Start (the first start writes the config, restarts resume the journal); the URL."""
         if not self.config.exists():
-            self.config.write_text(CONFIG.format(budget=budget, in_flight=in_flight))
+            self.config.write_text(self.live.toml(name="client-test", seed=5, problem={"budget": budget},
+                                                  feedback={"in_flight": in_flight}))
         self.process = self.live.serve(self.config, self.journal, self.port)  # stopped by stop() even if cancelled
         await self.process.started()
         self.port = self.process.port

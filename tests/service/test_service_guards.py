@@ -5,7 +5,6 @@ others can read, plain HTTP on a public address."""
 from __future__ import annotations
 
 import socket
-import textwrap
 
 import httpx
 import pytest
@@ -17,20 +16,9 @@ from armlab.orchestrator.live.session import LiveSession
 from armlab.service.app import create_app
 from armlab.service.auth import resolve_token
 
-CONFIG = textwrap.dedent("""
-    name = "guards"
-    seed = 2
-    [problem]
-    objective = "best-arm"
-    budget = 50
-    [source]
-    plugin = "external"
-    arms = ["A", "B"]
-    reward_min = 0
-    reward_max = 1
-    [[policies]]
-    plugin = "ucb1"
-""")
+#: The guarded experiment (``live.toml(**GUARDED)``): two arms, UCB1, results one at a time.
+GUARDED = {"name": "guards", "seed": 2, "problem": {"budget": 50}, "source": {"arms": ["A", "B"]}, "feedback": None,
+           "policies": [{"plugin": "ucb1"}]}
 
 
 def _closed_by_server(sock: socket.socket, within: float) -> bool:
@@ -47,7 +35,7 @@ def _closed_by_server(sock: socket.socket, within: float) -> bool:
 @pytest.mark.timeout(120)
 async def test_an_unfinished_request_head_is_closed_and_connections_are_capped(tmp_path, live):
     config = tmp_path / "guards.toml"
-    config.write_text(CONFIG)
+    config.write_text(live.toml(**GUARDED))
     service = await live.serve(config, tmp_path / "j.sqlite",
                                extra=("--header-timeout", "0.5", "--max-connections", "3")).started()
     sockets = []
@@ -105,7 +93,7 @@ def test_a_token_file_others_can_read_is_refused(tmp_path):
 @pytest.mark.timeout(60)
 async def test_plain_http_on_a_public_address_is_warned_about(tmp_path, live):
     config = tmp_path / "guards.toml"
-    config.write_text(CONFIG)
+    config.write_text(live.toml(**GUARDED))
     service = await live.serve(config, tmp_path / "j.sqlite", extra=("--host", "0.0.0.0")).started()
     async with httpx.AsyncClient(base_url=service.url, timeout=10,
                                  headers={"Authorization": f"Bearer {'p' * 32}"}) as client:

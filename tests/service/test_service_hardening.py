@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import socket
-import textwrap
 import time
 
 import anyio
@@ -29,21 +28,6 @@ from armlab.service.events import EventHub, TooManySubscribers
 TOKEN = "h" * 32
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SERVED_AUTH = {"Authorization": f"Bearer {'p' * 32}"}  # the token live.serve gives armlab serve
-
-CONFIG = textwrap.dedent("""
-    name = "hardening"
-    seed = 3
-    [problem]
-    objective = "best-arm"
-    budget = 50
-    [source]
-    plugin = "external"
-    arms = ["A", "B"]
-    reward_min = 0
-    reward_max = 1
-    [[policies]]
-    plugin = "ucb1"
-""")
 
 
 @pytest.fixture
@@ -83,7 +67,8 @@ def _read_until_closed(sock: socket.socket, within: float) -> bytes | None:
 @pytest.mark.timeout(120)
 async def test_stalled_request_bodies_cannot_lock_clients_out(tmp_path, live):
     config = tmp_path / "hardening.toml"
-    config.write_text(CONFIG)
+    config.write_text(live.toml(name="hardening", seed=3, problem={"budget": 50}, source={"arms": ["A", "B"]},
+                                feedback=None, policies=[{"plugin": "ucb1"}]))
     cap, deadline = 5, 1.0
     service = await live.serve(config, tmp_path / "j.sqlite",
                                extra=("--request-timeout", str(deadline), "--max-connections", str(cap))).started()

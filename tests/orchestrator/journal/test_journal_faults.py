@@ -22,23 +22,6 @@ from armlab.orchestrator.live.session import LiveSession
 from armlab.orchestrator.live.types import Event
 from armlab.service.app import create_app
 
-CONFIG = textwrap.dedent("""
-    name = "faults"
-    seed = 5
-    [problem]
-    objective = "best-arm"
-    budget = {budget}
-    [source]
-    plugin = "external"
-    arms = ["A", "B", "C"]
-    reward_min = 0
-    reward_max = 1
-    [feedback]
-    in_flight = 4
-    [[policies]]
-    plugin = "ucb1"
-""")
-
 
 def _events(n: int) -> list[Event]:
     out = []
@@ -234,7 +217,8 @@ async def test_a_full_disk_stops_the_service_and_the_same_command_resumes(tmp_pa
 
 async def _fill_the_disk_while_serving(tmp_path, disk, live):
     config, journal = tmp_path / "faults.toml", disk / "j.sqlite"
-    config.write_text(CONFIG.format(budget=100000))
+    config.write_text(live.toml(name="faults", seed=5, problem={"budget": 100000}, feedback={"in_flight": 4},
+                                policies=[{"plugin": "ucb1"}]))
     headers = {"Authorization": f"Bearer {'p' * 32}"}
     service = await live.serve(config, journal, log=tmp_path / "serve.log").started()
     acknowledged, refused = [], 0

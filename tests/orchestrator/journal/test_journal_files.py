@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -115,27 +114,14 @@ def test_a_journal_created_meanwhile_by_another_process_is_kept(tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == ["j.sqlite", "j.sqlite-tail"]  # no temporary left
 
 
-SERVE_CONFIG = textwrap.dedent("""
-    name = "race"
-    seed = 5
-    [problem]
-    objective = "best-arm"
-    budget = 100
-    [source]
-    plugin = "external"
-    arms = ["A", "B"]
-    reward_min = 0
-    reward_max = 1
-    [[policies]]
-    plugin = "ucb1"
-""")
 SERVE = [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plugins", "serve"]
 
 
 @pytest.mark.timeout(300)
-def test_two_services_started_together_on_a_new_journal_one_serves_one_exits_2(tmp_path):
+def test_two_services_started_together_on_a_new_journal_one_serves_one_exits_2(tmp_path, live):
     config = tmp_path / "race.toml"
-    config.write_text(SERVE_CONFIG)
+    config.write_text(live.toml(name="race", seed=5, problem={"budget": 100}, source={"arms": ["A", "B"]}, feedback=None,
+                                policies=[{"plugin": "ucb1"}]))
     env = {**os.environ, "ARMLAB_TOKEN": "p" * 32}
     for attempt in range(3):
         path = tmp_path / f"race-{attempt}.sqlite"
