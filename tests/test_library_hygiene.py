@@ -17,6 +17,7 @@ from armlab.log import configure_logging, get_logger, log_event
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.system
 def test_running_an_experiment_prints_nothing_unless_logging_was_configured():
     code = "import armlab; armlab.run_experiment('examples/quickstart.toml', replicas=20)"
     done = subprocess.run([sys.executable, "-W", "error", "-c", code], cwd=REPO,

@@ -27,6 +27,7 @@ def checkout(tmp_path) -> Path:
     return tmp_path
 
 
+@pytest.mark.system
 def test_the_commit_and_whether_src_was_modified(checkout):
     head = _git(checkout, "rev-parse", "--short=12", "HEAD")
     assert git_commit(checkout) == head
@@ -41,6 +42,7 @@ def test_no_commit_outside_a_checkout(tmp_path):
     assert git_commit(tmp_path) is None
 
 
+@pytest.mark.system
 def test_a_summary_records_the_commit_it_ran_from(make_config, registry):
     summary = run_experiment(make_config(replicas=2, problem={"objective": "best-arm", "budget": 40}),
                              registry=registry)

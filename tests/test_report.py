@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import re
 
@@ -19,6 +21,7 @@ EXPERIMENT = {
 }
 
 
+@pytest.mark.system
 async def test_the_report_shows_results_comparisons_figures_and_config(tmp_path, registry, browser):
     run_experiment(validate_config(EXPERIMENT), registry=registry, out_dir=tmp_path / "run")
     result = CliRunner().invoke(cli, ["--no-plugins", "report", str(tmp_path / "run")])

@@ -104,6 +104,7 @@ async def test_system_exit_and_keyboard_interrupt_from_the_function_fail_the_tri
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 def test_a_run_goes_on_when_the_callback_raises_cancelled_error(tmp_path):
     module = "import asyncio\n\nasync def assay(trial):\n    raise asyncio.CancelledError\n"
     output = armlab_run(tmp_path, module, status=2)  # every trial failed, none left pending
@@ -112,6 +113,7 @@ def test_a_run_goes_on_when_the_callback_raises_cancelled_error(tmp_path):
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("kind", ["def", "async def"])
+@pytest.mark.system
 def test_a_run_goes_on_when_the_callback_raises_system_exit_or_keyboard_interrupt(tmp_path, kind):
     module = (
         f"{kind} assay(trial):\n"
@@ -152,6 +154,7 @@ async def test_threads_bound_the_threads_in_use_and_a_stuck_call_keeps_its_threa
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 def test_a_run_exits_although_its_synchronous_callback_never_returns(tmp_path):
     module = (
         "import os, threading\n\n"
@@ -168,6 +171,7 @@ def test_a_run_exits_although_its_synchronous_callback_never_returns(tmp_path):
 # -- commands -------------------------------------------------------------------------------------
 
 @pytest.mark.timeout(60)
+@pytest.mark.system
 async def test_command_answer_is_read_when_the_program_exits_not_when_its_output_closes(tmp_path):
     pidfile = tmp_path / "background.pid"
     big = shlex.quote(sys.executable) + " -c 'print(\"x\" * 200000)'"  # more than a pipe holds
@@ -192,6 +196,7 @@ sys.stdout.write('"}')
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.system
 async def test_command_output_over_the_cap_fails_the_trial_and_stops_the_program(tmp_path):
     progress = tmp_path / "progress"
     source = Command({"command": [sys.executable, "-c", PRODUCER, str(progress)], "arms": 2, "timeout": 30})
@@ -200,6 +205,7 @@ async def test_command_output_over_the_cap_fails_the_trial_and_stops_the_program
     assert len(progress.read_text()) < 1000  # the program was killed (and waited for) far from its 64 MiB
 
 
+@pytest.mark.system
 async def test_max_answer_bytes_is_the_largest_answer_read():
     with pytest.raises(TrialFailed, match="larger than 4 bytes"):
         await pull(Command({"command": ["echo", "0.25"], "arms": 2, "max_answer_bytes": 4}))

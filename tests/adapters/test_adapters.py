@@ -128,6 +128,7 @@ def test_callback_configuration_errors(registry):
 
 # -- command: real processes --------------------------------------------------------------------
 
+@pytest.mark.system
 async def test_command_passes_the_trial_and_reads_the_reward():
     script = 'echo "$ARMLAB_TRIAL_ID/$ARMLAB_ARM_NAME/$ARMLAB_PULL/$ARMLAB_ATTEMPT {trial_id} {arm_name}" >&2; echo log line; echo 0.{arm}'
     source = Command({"command": ["sh", "-c", script], "arms": ["a", "b"]})
@@ -147,18 +148,21 @@ async def test_command_passes_the_trial_and_reads_the_reward():
         ("echo 7", r"outside the declared range"),
     ],
 )
+@pytest.mark.system
 async def test_command_failures_carry_a_reason(script, message):
     source = Command({"command": ["sh", "-c", script], "arms": 2, "reward_min": 0, "reward_max": 1})
     with pytest.raises(TrialFailed, match=message):
         await pull(source)
 
 
+@pytest.mark.system
 async def test_command_cannot_start():
     with pytest.raises(TrialFailed, match="cannot start '/no/such/program'"):
         await pull(Command({"command": ["/no/such/program"], "arms": 2}))
 
 
 @pytest.mark.timeout(30)
+@pytest.mark.system
 async def test_command_timeout_kills_the_whole_process_group(tmp_path):
     pidfile = tmp_path / "child.pid"
     script = f"sleep 30 & echo $! > {pidfile}; wait"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import re
@@ -79,6 +81,7 @@ def armlab_process(*args: str, pythonpath: Path, **env: str) -> subprocess.Compl
     )
 
 
+@pytest.mark.system
 def test_no_plugins_keeps_a_broken_entry_point_out_of_every_command(fake_dist):
     path = fake_dist("broken-pkg", "0.1", {"broken": "broken_pkg.plugin"})
     quickstart = str(REPO / "examples/quickstart.toml")
@@ -94,6 +97,7 @@ def test_no_plugins_keeps_a_broken_entry_point_out_of_every_command(fake_dist):
         assert done.returncode == 0, (args, done.stderr)
 
 
+@pytest.mark.system
 def test_plugin_commands_join_unless_plugins_are_off(fake_dist):
     path = fake_dist("hello-pkg", "1.0", {"hello": "armlab_hello"}, {"armlab_hello": HELLO_PLUGIN})
     assert armlab_process("hello", pythonpath=path).stdout == "hello from a plugin\n"

@@ -92,6 +92,7 @@ def test_new_plugin_refuses_the_name_of_an_installed_plugin(tmp_path):
     assert not (tmp_path / "pkg").exists()
 
 
+@pytest.mark.system
 def test_an_installed_plugin_that_reuses_a_builtin_name_leaves_the_other_commands_working(tmp_path, fake_distribution):
     package = tmp_path / "armlab-ucb1"
     render_plugin("ucb1", package)  # what `new-plugin ucb1` wrote before it refused such names

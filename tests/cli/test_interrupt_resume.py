@@ -74,6 +74,7 @@ def reference(tmp_path_factory, registry) -> tuple[Path, dict[str, Any]]:
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.system
 def test_sigint_keeps_finished_tasks_and_the_same_command_resumes_bit_identically(reference, tmp_path, workers):
     config, expected = reference
     out = tmp_path / "out"
@@ -165,6 +166,7 @@ plugin = "uniform"
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 def test_sigint_of_a_journaled_live_run_says_the_journal_holds_it_and_how_to_resume(tmp_path):
     (tmp_path / "slow_trial.py").write_text(
         "import time\n\ndef trial(trial):\n    time.sleep(0.01)\n    return 1.0\n", encoding="utf-8")

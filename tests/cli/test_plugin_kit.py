@@ -99,6 +99,7 @@ def test_installed_example_runs_its_experiment(installed_plugin, tmp_path):
     assert 17.5 - 4 * greedy["regret_stderr"][-1] < regret[-1] < 120
 
 
+@pytest.mark.system
 def test_a_fresh_interpreter_finds_the_entry_point(installed_plugin):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(installed_plugin["pythonpath"])}
     env.pop("ARMLAB_DISABLE_PLUGIN_AUTOLOAD", None)
@@ -115,6 +116,7 @@ def test_a_fresh_interpreter_finds_the_entry_point(installed_plugin):
     assert "  epsilon-greedy " not in blocked and "blocked by ARMLAB_BLOCK_PLUGINS: epsilon-greedy" in blocked
 
 
+@pytest.mark.system
 def test_the_example_package_tests_pass():
     env = {**os.environ, "PYTHONPATH": str(EXAMPLE / "src"), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # the package's tests need no pytest plugins

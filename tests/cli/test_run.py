@@ -91,6 +91,7 @@ def test_progress_bars_span_every_run_of_a_sweep(tmp_path):
     assert "ucb1" in text and "ETA" in text and "1640/4000" in text
 
 
+@pytest.mark.system
 def test_a_terminal_gets_the_progress_display(config_file):
     pty = pytest.importorskip("pty")
     primary, secondary = pty.openpty()

@@ -139,6 +139,7 @@ class Watched(httpx.AsyncBaseTransport, httpx.BaseTransport):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 async def test_ask_tell_abandon_trial_status_and_events(served):
     url = await served.start()
     with Client(url, TOKEN) as client, client.events() as events:
@@ -168,6 +169,7 @@ async def test_ask_tell_abandon_trial_status_and_events(served):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 async def test_async_client_batches_and_events(served):
     url = await served.start()
     async with AsyncClient(url, TOKEN) as client, client.events() as events:
@@ -196,6 +198,7 @@ async def test_async_client_batches_and_events(served):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 async def test_a_lost_answer_is_retried_with_the_same_key(served):
     url = await served.start()
     transport = Watched(lose=("/ask", "/ask/batch", "/tell", "/tell/batch"))
@@ -214,6 +217,7 @@ async def test_a_lost_answer_is_retried_with_the_same_key(served):
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.system
 async def test_kill_9_between_a_batch_ask_and_its_tells(served):
     url = await served.start()
     transport = Watched()
@@ -239,6 +243,7 @@ async def test_kill_9_between_a_batch_ask_and_its_tells(served):
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.system
 async def test_restart_in_the_middle_of_a_batch(served):
     """The service journals a batch, then dies before its answer leaves: the client's retries
     reach the restarted service and get the same trials, and the same reports recorded once."""
@@ -281,6 +286,7 @@ async def test_restart_in_the_middle_of_a_batch(served):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 async def test_refusals_are_typed_errors(served):
     url = await served.start(budget=4, in_flight=2)
     with Client(url, TOKEN) as client:
@@ -338,6 +344,7 @@ async def test_refusals_are_typed_errors(served):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 async def test_the_token_comes_from_the_environment(served, monkeypatch):
     url = await served.start()
     monkeypatch.setenv("ARMLAB_TOKEN", TOKEN)

@@ -76,6 +76,7 @@ def elsewhere(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.mark.parametrize("extra", [[], ["--workers", "2"]], ids=["one-process", "workers"])
+@pytest.mark.system
 def test_a_callback_module_next_to_the_config_is_imported_from_any_directory(tmp_path, elsewhere, extra):
     folder = tmp_path / "experiment"
     config = live_config(folder, 'plugin = "callback"\nfunction = "next_to_config_reward:reward"\n')
@@ -94,6 +95,7 @@ def test_an_unimportable_callback_says_where_it_looked(tmp_path, elsewhere):
     assert "no_such_module_b28" in result.output and str(tmp_path / "experiment") in result.output
 
 
+@pytest.mark.system
 def test_a_command_program_next_to_the_config_runs_from_any_directory(tmp_path, elsewhere):
     result = invoke("run", str(program_config(tmp_path / "experiment")))
     assert result.exit_code == 0, result.output
@@ -120,6 +122,7 @@ def test_a_missing_program_names_the_field_the_resolved_path_and_the_base(tmp_pa
     assert "config file's directory" in result.output and str(folder) in result.output
 
 
+@pytest.mark.system
 def test_a_config_from_python_resolves_against_the_current_directory(tmp_path, registry, monkeypatch):
     folder = tmp_path / "experiment"
     config = load_config(program_config(folder)).model_dump(mode="python")
@@ -140,6 +143,7 @@ def test_a_worker_rebuilds_the_plan_with_the_paths_this_process_resolved(tmp_pat
     assert rebuild(plan_recipe).source_params.command == [str(folder / "answer.py")]
 
 
+@pytest.mark.system
 def test_a_resumed_run_resolves_paths_as_the_original_did(tmp_path, registry, monkeypatch):
     folder = tmp_path / "experiment"
     config = program_config(folder)
@@ -200,6 +204,7 @@ def movielens_config(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.system
 def test_movielens_ratings_resolve_against_the_config(movielens_config, elsewhere, workers):
     result = invoke("run", str(movielens_config), "--workers", workers)
     assert result.exit_code == 0, result.output

@@ -350,6 +350,7 @@ def test_readme_shows_shell_commands():
     assert not LONG_RUNS - configs, f"LONG_RUNS names configs no README command runs: {LONG_RUNS - configs}"
 
 
+@pytest.mark.system
 def test_readme_activation_puts_the_fresh_armlab_first(clone):
     """The README: 'activate the environment first in each new shell, `source .venv/bin/activate`,
     or write `.venv/bin/armlab`'; the walk-through does exactly that (and took this long to set up)."""
@@ -360,6 +361,7 @@ def test_readme_activation_puts_the_fresh_armlab_first(clone):
     assert clone.bash(f"{VENV}/bin/armlab --help", activate=False).stdout.startswith("Usage: armlab")
 
 
+@pytest.mark.system
 def test_the_fresh_environment_leaves_out_the_plugins_installed_beside_armlab(clone, tmp_path):
     """A developer's own plugin, installed editable beside armlab, is not part of the walk-through."""
     site = tmp_path / "site-packages"
@@ -375,6 +377,7 @@ def test_the_fresh_environment_leaves_out_the_plugins_installed_beside_armlab(cl
     assert found.stdout.strip() == "[]"
 
 
+@pytest.mark.system
 def test_readme_main_command_runs_verbatim(clone):
     """`.venv/bin/armlab run examples/quickstart.toml --out results/quickstart`, as written:
     the set-up's other two parts made the environment the clone fixture made."""
@@ -386,6 +389,7 @@ def test_readme_main_command_runs_verbatim(clone):
 
 
 @pytest.mark.parametrize("line", shell_commands(), ids=str)
+@pytest.mark.system
 def test_readme_shell_command(line, clone):
     """Every line of every ```bash block, in README order, in the activated fresh venv."""
     if needs_movielens(line) and not ML_100K.is_dir():
@@ -404,6 +408,7 @@ def test_readme_shell_command(line, clone):
 
 @pytest.mark.parametrize("config", [block for block in fenced("toml") if "[problem]" in block],
                          ids=lambda block: block.split("\n", 1)[0])
+@pytest.mark.system
 def test_readme_config_runs(config, tmp_path):
     """Every experiment config the README shows (the config reference, several bandits) runs
     as written, at two replicas; a multi-bandit one reports its bandits completed."""
@@ -434,11 +439,15 @@ def workdir(tmp_path_factory):
         yield root
 
 
+#: The address the README's client examples use; the test serves the A/B example there.
+SERVED_URL = "http://127.0.0.1:8000"
+
+
 @contextmanager
 def _served_example(code: str, workdir: Path, monkeypatch) -> Iterator[str]:
     """A block that talks to `armlab serve` gets a real one: the A/B example at budget 40,
     on a free port that replaces the block's (its only change), with ARMLAB_TOKEN set."""
-    if "http://127.0.0.1:8000" not in code:
+    if SERVED_URL not in code:
         yield code
         return
     config = workdir / "ab-readme.toml"
@@ -459,7 +468,12 @@ def _served_example(code: str, workdir: Path, monkeypatch) -> Iterator[str]:
         server.communicate(timeout=30)
 
 
-@pytest.mark.parametrize("code", fenced("python"), ids=lambda code: code.split("\n", 1)[0][:40])
+def python_blocks() -> list:
+    """The README's Python blocks; one that talks to `armlab serve` starts it (`system`)."""
+    return [pytest.param(code, marks=pytest.mark.system) if SERVED_URL in code else code for code in fenced("python")]
+
+
+@pytest.mark.parametrize("code", python_blocks(), ids=lambda code: code.split("\n", 1)[0][:40])
 def test_readme_python_block(code, workdir, monkeypatch):
     namespace: dict = {}
     with _served_example(code, workdir, monkeypatch) as code:

@@ -19,6 +19,7 @@ EXAMPLES = REPO / "examples/live"
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 def test_command_example_runs_the_assay_script(registry, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # the config's paths are relative to its own directory: any cwd works
     config = load_config(EXAMPLES / "command.toml")

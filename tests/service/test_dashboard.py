@@ -175,6 +175,7 @@ async def test_dashboard_files_need_no_token_and_data_does(tmp_path, live, regis
     assert not [path for path in schema["paths"] if path == "/" or path.startswith("/dashboard")]
 
 
+@pytest.mark.system
 async def test_dashboard_shows_a_served_experiment_and_follows_it(browser, serve, tmp_path):
     service = await serve(AB_TEST)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
@@ -234,6 +235,7 @@ async def test_dashboard_shows_a_served_experiment_and_follows_it(browser, serve
     assert errors == []
 
 
+@pytest.mark.system
 async def test_dashboard_has_one_panel_per_bandit(browser, serve, tmp_path):
     service = await serve(THREE_TESTS)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
@@ -260,6 +262,7 @@ async def test_dashboard_has_one_panel_per_bandit(browser, serve, tmp_path):
     assert errors == []
 
 
+@pytest.mark.system
 async def test_dashboard_reconnects_after_the_service_restarts(browser, serve):
     service = await serve(AB_TEST)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
@@ -288,6 +291,7 @@ async def test_dashboard_reconnects_after_the_service_restarts(browser, serve):
     assert errors == []
 
 
+@pytest.mark.system
 async def test_dashboard_reports_a_live_stop_and_its_confidence(browser, serve, tmp_path):
     service = await serve(STOPS)
     async with httpx.AsyncClient(base_url=service.url, headers=AUTH, timeout=30) as client:
@@ -332,6 +336,7 @@ REBASE = """(held) => {
 }"""
 
 
+@pytest.mark.system
 async def test_stream_parser_and_chart_baseline_rules(browser, serve):
     """The page's own functions, in the browser: the server-sent events parser on awkward
     chunking, and which observations received while a baseline was fetched count again."""

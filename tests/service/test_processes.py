@@ -23,6 +23,8 @@ from armlab.orchestrator.journal.store import Journal
 from armlab.orchestrator.live.session import LiveSession
 from armlab.plan import build_plan
 
+pytestmark = pytest.mark.system
+
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = REPO / "examples/live/client.py"
 TOKEN = "p" * 32  # the token of ServedExperiment (conftest)

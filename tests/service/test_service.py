@@ -158,6 +158,7 @@ async def test_nan_malformed_json_and_oversized_bodies(open_session):
         assert (await client.post("/tell", json={"trial_id": 0, "reward": 0.5})).status_code == 200
 
 
+@pytest.mark.system
 async def test_a_real_server_refuses_oversize_bodies_with_or_without_content_length(open_session):
     session = open_session()
 
@@ -297,6 +298,7 @@ async def test_event_hub_is_a_listener_with_bounded_buffers():
     assert json.loads(data) == {"id": 1, "event": "trial_observed", "trial": 3, "bandit": 0, "arm": 1, "reward": 0.5}
 
 
+@pytest.mark.system
 async def test_events_streams_the_experiment_events_whatever_the_logging(open_session):
     structlog.reset_defaults()  # nothing configured: the stream must not care
     session = open_session()
@@ -316,6 +318,7 @@ async def test_events_streams_the_experiment_events_whatever_the_logging(open_se
     assert data[-1] == {"id": len(data), "event": "trial_observed", "trial": 0, "bandit": 0, "arm": arm, "reward": 1.0}
 
 
+@pytest.mark.system
 async def test_a_slow_reader_is_told_how_many_events_it_lost(open_session):
     session = open_session()
     emitted = []

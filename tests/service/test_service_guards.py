@@ -33,6 +33,7 @@ def _closed_by_server(sock: socket.socket, within: float) -> bool:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 async def test_an_unfinished_request_head_is_closed_and_connections_are_capped(tmp_path, live):
     config = tmp_path / "guards.toml"
     config.write_text(live.toml(**GUARDED))
@@ -91,6 +92,7 @@ def test_a_token_file_others_can_read_is_refused(tmp_path):
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.system
 async def test_plain_http_on_a_public_address_is_warned_about(tmp_path, live):
     config = tmp_path / "guards.toml"
     config.write_text(live.toml(**GUARDED))

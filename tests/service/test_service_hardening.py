@@ -65,6 +65,7 @@ def _read_until_closed(sock: socket.socket, within: float) -> bytes | None:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.system
 async def test_stalled_request_bodies_cannot_lock_clients_out(tmp_path, live):
     config = tmp_path / "hardening.toml"
     config.write_text(live.toml(name="hardening", seed=3, problem={"budget": 50}, source={"arms": ["A", "B"]},

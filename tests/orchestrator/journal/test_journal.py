@@ -103,6 +103,7 @@ _READ = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1], timeout=0).exec
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.system
 def test_a_journal_in_use_is_locked_for_other_processes(tmp_path):
     path = tmp_path / "j.sqlite"
     with Journal.create(path, {}) as journal:
@@ -125,6 +126,7 @@ _WRITER = textwrap.dedent("""
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.system
 def test_every_acknowledged_append_survives_kill_9(tmp_path):
     path = tmp_path / "j.sqlite"
     writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)

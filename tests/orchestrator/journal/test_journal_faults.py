@@ -61,6 +61,7 @@ def test_a_removed_event_is_reported(tmp_path):
         list(journal.events())
 
 
+@pytest.mark.system
 def test_a_copy_of_the_main_file_alone_is_refused(tmp_path):
     """A journal in use keeps its newest events in NAME-wal; a copy without it is incomplete."""
     path = tmp_path / "j.sqlite"
@@ -97,6 +98,7 @@ def _crash_after_batches(path, batches: int) -> None:
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
 
 
+@pytest.mark.system
 def test_a_damaged_write_ahead_log_is_refused_not_silently_cut(tmp_path):
     path = tmp_path / "j.sqlite"
     _crash_after_batches(path, 40)
@@ -111,6 +113,7 @@ def test_a_damaged_write_ahead_log_is_refused_not_silently_cut(tmp_path):
     assert 0 <= kept < 200
 
 
+@pytest.mark.system
 def test_a_cut_write_ahead_log_is_refused(tmp_path):
     """A log cut at a frame boundary looks like a crash to SQLite; the tail marker knows better."""
     path = tmp_path / "j.sqlite"
@@ -124,6 +127,7 @@ def test_a_cut_write_ahead_log_is_refused(tmp_path):
     assert 0 <= err.value.good < 200
 
 
+@pytest.mark.system
 def test_a_crash_leaves_a_log_that_opens_with_every_committed_event(tmp_path):
     path = tmp_path / "j.sqlite"
     _crash_after_batches(path, 40)
@@ -202,6 +206,7 @@ def test_appending_to_a_replaced_journal_is_refused(tmp_path):
 
 # -- a full disk (L1) ------------------------------------------------------------------------------
 @pytest.mark.timeout(240)
+@pytest.mark.system
 async def test_a_full_disk_stops_the_service_and_the_same_command_resumes(tmp_path, live):
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a small tmpfs (a full disk); CI runs as root")

@@ -118,6 +118,7 @@ SERVE = [sys.executable, "-c", "from armlab.cli import main; main()", "--no-plug
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.system
 def test_two_services_started_together_on_a_new_journal_one_serves_one_exits_2(tmp_path, live):
     config = tmp_path / "race.toml"
     config.write_text(live.toml(name="race", seed=5, problem={"budget": 100}, source={"arms": ["A", "B"]}, feedback=None,
@@ -159,6 +160,7 @@ def _first_exit(processes: list[subprocess.Popen], timeout: float) -> list[int |
 
 # -- a journal whose disk is still full -------------------------------------------------------
 @pytest.mark.timeout(120)
+@pytest.mark.system
 def test_a_journal_on_a_disk_still_full_is_refused_with_a_clear_message(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a small tmpfs (a full disk); CI runs as root")

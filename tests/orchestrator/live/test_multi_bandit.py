@@ -20,6 +20,8 @@ import pytest
 
 from armlab.orchestrator.journal.store import Journal
 
+pytestmark = pytest.mark.system
+
 ANSWERS = textwrap.dedent("""
     import hashlib, os, time
 

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.system
+
 # ten arms and budget 200 < 10**2.4: eucbv logs eucbv_short_horizon whenever it starts
 CONFIG = """\
 name = "worker-logs"

@@ -78,6 +78,7 @@ def reversed_config_order(plans, tasks):
     return [float(task.policy) for task in tasks]
 
 
+@pytest.mark.system
 def test_an_injected_cost_model_orders_the_tasks_and_the_numbers_stay_bit_identical(registry):
     plans = plans_of(registry)
     calls = []
@@ -94,6 +95,7 @@ def test_an_injected_cost_model_orders_the_tasks_and_the_numbers_stay_bit_identi
 
 
 @pytest.mark.slow
+@pytest.mark.system
 def test_a_dask_cluster_hands_out_tasks_in_the_scheduled_order(registry):
     """One worker thread: the tasks run one at a time, in decreasing cost."""
     pytest.importorskip("distributed")
@@ -116,6 +118,7 @@ def live_task_outputs() -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.system
 def test_a_200_value_sweep_streams_to_disk_and_is_reduced_run_by_run(registry, tmp_path):
     """Every run is reduced as soon as it is complete: when a run is reduced, this process
     holds the task outputs of a few runs, not of the 200, and the finished tasks are on disk."""

@@ -41,6 +41,7 @@ def checkpoint_lines(logs):
 
 
 @pytest.mark.parametrize(("workers", "shard_size"), [(1, 5), (2, None), (3, 4)])
+@pytest.mark.system
 def test_local_workers_match_one_batch(workers, shard_size):
     config = validate_config(EXPERIMENT)
     whole = run_experiment(config)
@@ -48,6 +49,7 @@ def test_local_workers_match_one_batch(workers, shard_size):
     assert metrics(sharded) == metrics(whole)
 
 
+@pytest.mark.system
 def test_sweeps_fan_out_with_their_blocks():
     data = copy.deepcopy(EXPERIMENT)
     del data["checkpoints"]
@@ -59,6 +61,7 @@ def test_sweeps_fan_out_with_their_blocks():
     assert [metrics(r) for r in sharded["runs"]] == [metrics(r) for r in whole["runs"]]
 
 
+@pytest.mark.system
 def test_step_metrics_run_on_workers_split_by_policy():
     config = validate_config({**EXPERIMENT, "metrics": {"confidence": True, "confidence_hold": 10}})
     whole = run_experiment(config)
@@ -67,6 +70,7 @@ def test_step_metrics_run_on_workers_split_by_policy():
     assert without_times(on_workers) == without_times(whole)
 
 
+@pytest.mark.system
 def test_progress_and_checkpoint_lines_come_from_every_worker():
     config = validate_config(EXPERIMENT)
     with structlog.testing.capture_logs() as whole_logs:
@@ -82,6 +86,7 @@ def test_progress_and_checkpoint_lines_come_from_every_worker():
         assert done == sorted(done) and done[-1] == total and len(done) > 4  # every block reported
 
 
+@pytest.mark.system
 def test_dask_local_cluster_matches_one_batch():
     pytest.importorskip("distributed")
     config = validate_config(EXPERIMENT)
@@ -90,6 +95,7 @@ def test_dask_local_cluster_matches_one_batch():
     assert metrics(on_dask) == metrics(whole)
 
 
+@pytest.mark.system
 def test_dask_cluster_of_processes_at_an_address_matches_one_batch():
     distributed = pytest.importorskip("distributed")
     data = copy.deepcopy(EXPERIMENT)
@@ -121,6 +127,7 @@ def test_a_scheduler_needs_the_dask_executor(tmp_path):
     assert result.exit_code == 2 and "is for the Dask executor: add --executor dask" in result.output
 
 
+@pytest.mark.system
 def test_cli_workers_option(tmp_path):
     runner = CliRunner()
     outs = []

@@ -122,6 +122,7 @@ async def test_run_experiment_async_leaves_the_loop_free_and_reports_progress_on
         "wall_seconds": summary["wall_seconds"], "policies": summary["policies"]}
 
 
+@pytest.mark.system
 def test_workers_are_spawned_never_forked(monkeypatch):
     def no_fork():
         raise AssertionError("os.fork was called")
@@ -182,6 +183,7 @@ def test_a_plugin_workers_cannot_rebuild_is_refused_up_front(make, where):
     assert calls == []  # refused before anything ran
 
 
+@pytest.mark.system
 def test_a_worker_sends_its_logs_checkpoints_and_numbers(handshake, tmp_path):
     registry, config = handshake
     ready = tmp_path / "ready"
@@ -197,6 +199,7 @@ def test_a_worker_sends_its_logs_checkpoints_and_numbers(handshake, tmp_path):
         == sorted((line["policy"], line["trials"], line["value"]) for line in alone if line["event"] == "checkpoint")
 
 
+@pytest.mark.system
 def test_a_failure_in_a_worker_is_raised_here(handshake, tmp_path):
     registry, config = handshake
     with pytest.raises(ArmlabError, match="handshake failed in a worker") as failure:
@@ -206,6 +209,7 @@ def test_a_failure_in_a_worker_is_raised_here(handshake, tmp_path):
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.system
 def test_a_worker_that_dies_is_reported(handshake, tmp_path):
     registry, config = handshake
     with pytest.raises(RuntimeError, match=r"worker process armlab-worker-1 died \(exit code 3\).*error is printed above"):
