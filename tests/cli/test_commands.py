@@ -41,6 +41,7 @@ def test_run_writes_the_documented_summary(tmp_path):
     assert all(e["experiment"] == "quickstart" for e in events)
 
 
+@pytest.mark.slow
 def test_same_seed_same_summary(tmp_path):
     runs = []
     for name in ("a", "b"):

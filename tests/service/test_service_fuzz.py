@@ -31,6 +31,7 @@ def service_app(live, registry, tmp_path):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow
 def test_every_operation_conforms_to_its_schema(service_app):
     """Generated requests (valid and invalid) for each operation: never a 5xx, and every
     answer (status, headers, body) is one the schema declares."""

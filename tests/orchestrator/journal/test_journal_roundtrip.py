@@ -69,6 +69,7 @@ def _same(a: Event, b: Event) -> bool:
 @given(events())
 @example([Event("result", 0, 1, reward=-0.0, at=-0.0), Event("late", 1, 0, reward=-0.0, reason="\ud800x", key="\udfff")])
 @example([Event("result", 0, 1, reward=5e-324, reason=LONG, key=LONG, at=1.7976931348623157e308)])
+@pytest.mark.slow
 def test_every_field_reads_back_as_hashed_from_the_journal_and_its_backup(written):
     with tempfile.TemporaryDirectory() as folder:
         path, copy = Path(folder) / "j.sqlite", Path(folder) / "copy.sqlite"

@@ -39,6 +39,7 @@ def test_config_matches_the_papers_setup(name):
 
 
 @pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.slow
 def test_runs_at_a_tiny_scale(name):
     parameter, _, small = CONFIGS[name]
     data = load_config(DIR / name).model_dump(mode="python")

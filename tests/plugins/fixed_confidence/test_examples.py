@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from armlab import run_experiment
@@ -14,6 +16,7 @@ def shipped(name):
     return load_config(EXAMPLES / name).model_dump(mode="python")
 
 
+@pytest.mark.slow
 def test_fixed_confidence_example():
     data = shipped("fixed_confidence.toml")
     assert [data["problem"][k] for k in ("delta", "m", "epsilon")] == [0.05, 2, 0.05]
@@ -29,6 +32,7 @@ def test_fixed_confidence_example():
     assert "stopping_time_mean" not in out["uniform"]
 
 
+@pytest.mark.slow
 def test_fixed_budget_example():
     data = shipped("fixed_budget.toml")
     data["replicas"] = 200

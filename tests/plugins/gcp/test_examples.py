@@ -24,6 +24,7 @@ def tiny(name, replicas, budget, checkpoints, sweep_values=None):
 
 
 @pytest.mark.parametrize(("name", "m"), [("fig1_best_arm.toml", 1), ("fig1_top_half.toml", 5)])
+@pytest.mark.slow
 def test_fig1_confidence_curves(name, m):
     shipped = load_config(EXAMPLES / name)
     assert shipped.metrics.confidence and shipped.problem.budget == 10000
@@ -38,6 +39,7 @@ def test_fig1_confidence_curves(name, m):
 
 
 @pytest.mark.parametrize("name", ["fig2_completion.toml", "fig2_completion_delayed.toml"])
+@pytest.mark.slow
 def test_fig2_completion_sweep(name):
     shipped = load_config(EXAMPLES / name)
     assert shipped.sweep.parameter == "source.n_arms" and shipped.sweep.values == [5, 10, 20, 50, 100]

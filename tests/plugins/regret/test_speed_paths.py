@@ -54,6 +54,7 @@ def config(name: str, params: dict, source: str, feedback: str, tie: str | None)
 
 
 @pytest.mark.parametrize(("name", "params", "source", "feedback", "tie"), CASES)
+@pytest.mark.slow
 def test_speed_paths_choose_as_the_reference_paths(name, params, source, feedback, tie):
     spec = config(name, params, source, feedback, tie)
     fast, reference = fast_and_reference_fingerprints(spec)

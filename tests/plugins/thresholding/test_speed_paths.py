@@ -39,6 +39,7 @@ BUDGET = 600
 @pytest.mark.parametrize("feedback", FEEDBACK)
 @pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.slow
 def test_speed_paths_choose_as_the_reference_paths(policy, source, feedback, tie):
     name, params = POLICIES[policy]
     spec = {
