@@ -68,8 +68,15 @@ def tie_rules(cls: type) -> list[str | None]:
     return ["lowest", "random"] if "tie_break" in cls.Params.model_fields else [None]
 
 
+def in_inner_loop(source: str, feedback: str, tie: str | None) -> bool:
+    """One case per policy runs in the inner loop (Bernoulli arms, delayed results, random ties
+    where the policy has a tie rule: the most paths at once); the other cases are ``slow``."""
+    return source == "bernoulli" and feedback == "delayed" and tie in ("random", None)
+
+
 CASES = [
-    pytest.param(name, source, feedback, tie, id=f"{name}-{source}-{feedback}" + (f"-{tie}" if tie else ""))
+    pytest.param(name, source, feedback, tie, id=f"{name}-{source}-{feedback}" + (f"-{tie}" if tie else ""),
+                 marks=() if in_inner_loop(source, feedback, tie) else pytest.mark.slow)
     for name, cls in sorted(builtin_policies().items())
     for source in SOURCES
     for feedback in FEEDBACK
