@@ -11,7 +11,7 @@ cannot express, so it is one file per K; the K = 100 file's header carries the t
 
 Each header's "Ours" lines are rendered from ``results/STEM.json``, which ``--run`` writes
 (examples/_headers.py): every replica's regret at every checkpoint, the commit, the scale,
-and a cheap check that tests/regret/test_examples.py re-runs.  Files whose full run takes
+and a cheap check that tests/plugins/regret/test_examples.py re-runs.  Files whose full run takes
 more than about ten minutes are run at a reduced scale (RUN_REPLICAS) and say so.
 """
 

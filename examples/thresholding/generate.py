@@ -16,7 +16,7 @@ experiment 5's instance.  The oracle inputs in each header are computed from tho
 
 Each header's result lines are rendered from a results file (``results/``, written by
 ``--run``): every replica's outcome at every checkpoint of the full run, the commit and the
-scale, and a cheap check that ``tests/thresholding/test_examples.py`` re-runs.
+scale, and a cheap check that ``tests/plugins/thresholding/test_examples.py`` re-runs.
 
     python examples/thresholding/generate.py                 # rewrite the configs from the results files
     python examples/thresholding/generate.py --check         # exit 1 if a config is not what this writes

@@ -41,6 +41,7 @@ def small(registry, ml100k_path, tmp_path):
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+@pytest.mark.slow
 def test_example_runs_every_policy_far_better_than_guessing(small, path):
     smallest = load_config(path).sweep.values[0]
     summary = small(path, [smallest])
@@ -51,6 +52,7 @@ def test_example_runs_every_policy_far_better_than_guessing(small, path):
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+@pytest.mark.slow
 def test_example_error_falls_with_the_budget(small, path):
     values = load_config(path).sweep.values
     unif = small(path, [values[0], values[2]], only="uniform")["policies"]["unif"]

@@ -54,6 +54,7 @@ CASES = [(allocator, {}) for allocator in ALLOCATORS] + [
 
 @pytest.mark.parametrize(("allocator", "feedback"), CASES,
                          ids=lambda v: "-".join(str(x) for x in v.values()) or "immediate")
+@pytest.mark.slow
 def test_budget_is_shared_and_conserved(multi_config, registry, allocator, feedback):
     base = multi_config()
     config = multi_config(

@@ -1,4 +1,4 @@
-"""The the greedy-confidence-pursuit paper multi-bandit example configs run at a tiny scale and report their metrics."""
+"""The greedy-confidence-pursuit paper multi-bandit example configs run at a tiny scale and report their metrics."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ def shrunk(name, budget, replicas=2):
     ("fig4b.toml", 15, {"GCP-Bayes", "MAP-UCB", "Uni-UCB"}, 80000),
     ("fig5.toml", 20, {"GCP-targeted", "Uni-UCB", "MAP-UCB"}, 60000),
 ])
+@pytest.mark.slow
 def test_multi_bandit_figures(name, bandits, labels, budget):
     shipped = load_config(EXAMPLES / name)
     assert shipped.replicas == 100 and shipped.problem.budget == budget
@@ -60,6 +61,7 @@ def load_fig3():
     return module
 
 
+@pytest.mark.slow
 def test_fig3_cost_predicts_completion_time(tmp_path):
     out = tmp_path / "fig3.json"
     load_fig3().main(["--bandits", "6", "--runs", "2", "--horizon", "2000", "--out", str(out)])

@@ -1,7 +1,7 @@
 """Owner failover drill: two ``armlab server`` processes on one PostgreSQL storage, clients on
 both, the owner of an experiment killed with SIGKILL again and again.
 
-Used by ``tests/live/test_postgres_takeover.py`` (which checks what it records) and
+Used by ``tests/service/test_postgres_takeover.py`` (which checks what it records) and
 ``benchmarks/takeover.py`` (which reports the takeover times).  :func:`drill` runs the whole
 thing and returns a :class:`Drill`: every tell a client saw acknowledged, and for each kill
 the seconds from the kill to the first ask answered by the other process.

@@ -27,7 +27,7 @@ The helpers that keep an ``(R, K)`` array between steps share one protocol,
 results, ``refresh_rows(stats, rows)`` after any other change of some replicas.
 
 Each helper has a reference path, the plain recomputation, taken while
-:func:`reference_paths` is active.  ``tests/foundation/test_fast_paths.py`` runs every built-in
+:func:`reference_paths` is active.  ``tests/plugins/test_fast_paths.py`` runs every built-in
 policy both ways on seeded problems (delays and out-of-step replicas included) and requires the
 same choices, bit for bit; the families' ``test_speed_paths.py`` do the same for their
 non-default variants.  ``benchmarks/compare_trees.py`` measures speed against an older tree.

@@ -2,7 +2,7 @@
 
 Successive Rejects (``sr``), the provisional VBR (``vbr``), variance-adaptive sequential halving
 (``shvar``, ``shadavar``) and the GapE family (``gape``, ``gapev``, ``agapev``).  Sequential
-Halving (``sh``) and round-robin ``uniform`` (the heterogeneous-variance paper's Unif) are foundation policies.
+Halving (``sh``) and round-robin ``uniform`` (the heterogeneous-variance paper's Unif) live in ``armlab.plugins.policies``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,236 @@
+"""The SQLite journal: durability, invariants in the schema, exclusive use, group commit."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import anyio
+import pytest
+
+from armlab.orchestrator.journal.group_commit import GroupCommit
+from armlab.orchestrator.journal.store import FORMAT_VERSION, Journal, JournalError
+from armlab.orchestrator.live.session import LiveSession
+from armlab.orchestrator.live.types import Event
+
+
+def test_create_open_and_read_back(tmp_path):
+    path = tmp_path / "j.sqlite"
+    with Journal.create(path, {"seed": 3, "config": {"name": "x"}}) as journal:
+        journal.append(Event("dispatch", 0, 2, key="k", at=1.5))
+        journal.append_many([Event("result", 0, 2, reward=0.1 + 0.2, at=2.0), Event("dispatch", 1, 0, at=2.5)])
+    with Journal.open(path) as journal:
+        meta = journal.meta
+        events = list(journal.events())
+        mode = journal._db.execute("PRAGMA journal_mode").fetchone()[0]
+        sync = journal._db.execute("PRAGMA synchronous").fetchone()[0]
+    assert meta["seed"] == 3 and meta["config"] == {"name": "x"} and meta["format"] == FORMAT_VERSION
+    assert events == [
+        Event("dispatch", 0, 2, key="k", at=1.5),
+        Event("result", 0, 2, reward=0.1 + 0.2, at=2.0),  # floats round-trip exactly
+        Event("dispatch", 1, 0, at=2.5),
+    ]
+    assert mode == "wal" and sync == 2  # FULL
+
+
+def test_the_schema_refuses_double_counting(tmp_path):
+    with Journal.create(tmp_path / "j.sqlite", {}) as journal:
+        journal.append(Event("dispatch", 0, 1, key="a", at=0))
+        journal.append(Event("result", 0, 1, reward=1.0, at=0))
+        for bad in (
+            Event("dispatch", 0, 1, at=0),  # the same trial twice
+            Event("result", 0, 1, reward=1.0, at=0),  # a second outcome
+            Event("abandoned", 0, 1, at=0),
+            Event("dispatch", 1, 1, key="a", at=0),  # an idempotency key reused
+            Event("result", 1, 1, at=0),  # a result without reward
+        ):
+            with pytest.raises(JournalError, match="cannot write 1 event"):
+                journal.append(bad)
+        # a failing batch writes nothing at all
+        with pytest.raises(JournalError):
+            journal.append_many([Event("dispatch", 5, 0, at=0), Event("dispatch", 5, 0, at=0)])
+        assert [e.trial for e in journal.events()] == [0, 0]
+
+
+def test_open_errors(tmp_path):
+    with pytest.raises(JournalError, match="does not exist"):
+        Journal.open(tmp_path / "missing.sqlite")
+    (tmp_path / "text.sqlite").write_text("hello, not a database" * 100)
+    with pytest.raises(JournalError, match="not an armlab journal|cannot open"):
+        Journal.open(tmp_path / "text.sqlite")
+    Journal.create(tmp_path / "j.sqlite", {}).close()
+    with pytest.raises(JournalError, match="already exists"):
+        Journal.create(tmp_path / "j.sqlite", {})
+    db = sqlite3.connect(tmp_path / "j.sqlite")
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
+    db.commit()
+    db.close()
+    with pytest.raises(JournalError, match="has format 99"):
+        Journal.open(tmp_path / "j.sqlite")
+
+
+_FORMAT_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, trial INTEGER NOT NULL,
+    arm INTEGER NOT NULL, reward REAL, reason TEXT NOT NULL DEFAULT '', key TEXT, at REAL NOT NULL
+);
+INSERT INTO meta VALUES ('format', '1'), ('seed', '4');
+INSERT INTO events (kind, trial, arm, reward, key, at) VALUES ('dispatch', 0, 2, NULL, 'k', 1.0);
+INSERT INTO events (kind, trial, arm, reward, key, at) VALUES ('result', 0, 2, 0.5, NULL, 2.0);
+"""
+
+
+def test_a_format_1_journal_is_migrated_to_the_bandit_column(tmp_path):
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(_FORMAT_1)
+    db.close()
+    with Journal.open(path) as journal:
+        assert journal.meta["format"] == FORMAT_VERSION == 3
+        assert list(journal.events()) == [
+            Event("dispatch", 0, 2, 0, key="k", at=1.0), Event("result", 0, 2, 0, reward=0.5, at=2.0),
+        ]
+        journal.append(Event("dispatch", 1, 0, 3, at=3.0))
+    with Journal.open(path) as journal:  # migrated once, readable again
+        assert [e.bandit for e in journal.events()] == [0, 0, 3]
+
+
+_READ = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1], timeout=0).execute('SELECT count(*) FROM events').fetchone()[0])"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.system
+def test_a_journal_in_use_is_locked_for_other_processes(tmp_path):
+    path = tmp_path / "j.sqlite"
+    with Journal.create(path, {}) as journal:
+        journal.append(Event("dispatch", 0, 0, at=0))
+        busy = subprocess.run([sys.executable, "-c", _READ, str(path)], capture_output=True, text=True, timeout=50)
+    assert busy.returncode != 0 and "database is locked" in busy.stderr
+    free = subprocess.run([sys.executable, "-c", _READ, str(path)], capture_output=True, text=True, timeout=50)
+    assert free.returncode == 0 and free.stdout.strip() == "1"
+
+
+_WRITER = textwrap.dedent("""
+    import sys
+    from armlab.orchestrator.journal.store import Journal
+    from armlab.orchestrator.live.types import Event
+    journal = Journal.create(sys.argv[1], {})
+    for i in range(100000):
+        journal.append(Event("dispatch", i, i % 3, at=float(i)))
+        print("ack", i, flush=True)  # acknowledged: the append returned
+""")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.system
+def test_every_acknowledged_append_survives_kill_9(tmp_path):
+    path = tmp_path / "j.sqlite"
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None
+    acknowledged = -1
+    try:
+        for line in writer.stdout:
+            if line.startswith("ack "):
+                acknowledged = int(line.split()[1])
+                if acknowledged >= 40:
+                    break
+    finally:
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait(timeout=30)
+        writer.stdout.close()
+    with Journal.open(path) as journal:
+        trials = [e.trial for e in journal.events()]
+    assert trials == list(range(len(trials))) and len(trials) >= acknowledged + 1
+
+
+async def test_group_commit_batches_and_waits_for_durability(tmp_path):
+    journal = Journal.create(tmp_path / "j.sqlite", {})
+    writer = GroupCommit(journal)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        for i in range(20):
+            writer.record(Event("dispatch", i, 0, at=0))
+        await writer.durable()
+        assert writer.written == 20 and writer.batches < 20
+        writer.record(Event("dispatch", 20, 0, at=0))
+        await writer.durable()
+        tg.cancel_scope.cancel()
+    assert [e.trial for e in journal.events()] == list(range(21))
+    journal.close()
+
+
+async def test_group_commit_failure_is_loud(tmp_path):
+    journal = Journal.create(tmp_path / "j.sqlite", {})
+    journal.append(Event("dispatch", 0, 0, at=0))
+    writer = GroupCommit(journal)
+    with pytest.raises(ExceptionGroup) as group:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            writer.record(Event("dispatch", 0, 0, at=0))  # violates the schema: the batch fails
+            with pytest.raises(JournalError):
+                await writer.durable()
+    assert group.group_contains(JournalError)
+    with pytest.raises(JournalError, match="can no longer be written"):
+        writer.record(Event("dispatch", 1, 0, at=0))
+    journal.close()
+
+
+async def test_concurrent_changes_are_built_while_a_batch_is_written_and_acknowledged_only_once_durable(
+        tmp_path, registry, live):
+    """Pipelined group commit: changes join the next batch while one is in the worker thread,
+    and every answer waits until its own events are committed."""
+    session = LiveSession.open(journal=tmp_path / "j.sqlite", registry=registry,
+                               config=live.config(problem={"budget": 400}, feedback={"in_flight": 400}))
+    experiment, journal = session.experiment, session.journal
+    committed: set[tuple[str, int]] = set()
+    writing, joined = threading.Event(), threading.Event()
+    real_append = journal.append_many
+
+    def held_append(events):
+        writing.set()
+        joined.wait(10)  # the first batch is held until a change joins the next one
+        real_append(events)
+        committed.update((e.kind, e.trial) for e in events)
+        writing.clear()
+
+    journal.append_many = held_append
+    unacknowledged = []
+
+    def ask():
+        if writing.is_set():
+            joined.set()
+        return experiment.ask()
+
+    async def client(reward: float) -> None:
+        for _ in range(5):
+            trial = await writer.change(ask)
+            if ("dispatch", trial.id) not in committed:
+                unacknowledged.append(("dispatch", trial.id))
+            await writer.change(experiment.tell, trial.id, reward)
+            if ("result", trial.id) not in committed:
+                unacknowledged.append(("result", trial.id))
+
+    async def late_client() -> None:
+        await anyio.to_thread.run_sync(writing.wait, 10)
+        await client(1.0)  # its first ask is made while a batch is being written
+
+    async with session.group_commit() as writer:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(late_client)
+            for i in range(39):
+                tg.start_soon(client, (i % 3) / 2)
+    assert unacknowledged == []
+    assert joined.is_set(), "no change was made while a batch was written: not pipelined"
+    assert writer.written == writer.recorded == 400 and writer.batches < 400
+    expected = live.state(experiment)
+    session.close()
+    resumed = LiveSession.resume(Journal.open(tmp_path / "j.sqlite"), registry=registry)
+    assert live.state(resumed.experiment) == expected
+    resumed.close()
