@@ -38,6 +38,7 @@ def evaluated(tmp_path, registry):
     return tmp_path / "eval"
 
 
+@pytest.mark.system
 async def test_the_report_of_an_evaluation_shows_its_table_and_figure(evaluated, browser):
     result = CliRunner().invoke(cli, ["--no-plugins", "report", str(evaluated)])
     assert result.exit_code == 0, result.output
