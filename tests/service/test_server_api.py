@@ -245,3 +245,24 @@ async def test_an_experiment_of_the_storage_exports_and_verifies_by_name(tmp_pat
     assert verified.exit_code == 0, verified.output
     unnamed = runner.invoke(cli, ["export", url, "--out", str(tmp_path / "x.csv")])
     assert unnamed.exit_code == 2 and "--experiment NAME" in unnamed.output
+
+
+async def test_safeguards_work_per_experiment_of_the_server(tmp_path):
+    """Units and metrics reach each experiment of `armlab server` (its routes are `armlab serve`'s),
+    and /status shows that experiment's anytime intervals and attrition check."""
+    async with Server(tmp_path) as client:
+        await create(client, "a")
+        await create(client, "b")
+        first = (await client.post("/experiments/a/ask", json={"unit": "user-1"})).json()
+        again = (await client.post("/experiments/a/ask", json={"unit": "user-1"})).json()
+        assert first["exposure"] == "new" and again["exposure"] == "open" and again["trial_id"] == first["trial_id"]
+        told = await client.post("/experiments/a/tell", json={"trial_id": first["trial_id"], "reward": 1.0,
+                                                               "metrics": {"latency_ms": 120}})
+        assert told.status_code == 200, told.text
+        repeat = (await client.post("/experiments/a/ask", json={"unit": "user-1"})).json()
+        assert repeat["exposure"] == "repeat" and repeat["arm"] == first["arm"]
+        other = (await client.post("/experiments/b/ask", json={"unit": "user-1"})).json()
+        assert other["exposure"] == "new"  # a unit is bound per experiment
+        status = (await client.get("/experiments/a/status")).json()
+        assert status["counts"][first["arm"]] == 1 and sum(status["counts"]) == 1  # the repeat is no trial
+        assert status["anytime_intervals"][first["arm"]] is not None and "attrition" in status["checks"]
