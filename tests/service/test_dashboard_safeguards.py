@@ -4,11 +4,10 @@ check fires, and a guardrail retirement with its evidence (issue 32)."""
 
 from __future__ import annotations
 
-import textwrap
-
 import httpx
 import pytest
 
+from tests.conftest import live_toml
 from tests.service.test_dashboard import AUTH, TOKEN, WAIT_MS, open_page, serve, sign_in  # noqa: F401 (fixture)
 
 try:
@@ -18,35 +17,10 @@ except ImportError:  # the `browser` fixture (tests/conftest.py) skips and says 
 
 pytestmark = pytest.mark.system
 
-GUARDED = textwrap.dedent("""
-    name = "guarded-checkout"
-    seed = 14
-
-    [problem]
-    objective = "best-arm"
-    budget = 3000
-
-    [source]
-    plugin = "external"
-    arms = ["control", "one-page", "express"]
-    reward_min = 0
-    reward_max = 1
-
-    [feedback]
-    in_flight = 60
-
-    [[guardrails]]
-    metric = "latency_ms"
-    max = 300
-    range = [0, 1000]
-
-    [stopping]
-    rule = "anytime"
-    delta = 0.05
-
-    [[policies]]
-    plugin = "uniform"
-""")
+GUARDED = live_toml(name="guarded-checkout", seed=14, problem={"budget": 3000},
+                    source={"arms": ["control", "one-page", "express"]}, feedback={"in_flight": 60},
+                    guardrails=[{"metric": "latency_ms", "max": 300, "range": [0, 1000]}],
+                    stopping={"rule": "anytime", "delta": 0.05}, policies=[{"plugin": "uniform"}])
 
 
 def _interval_text(interval: list[float] | None) -> str:

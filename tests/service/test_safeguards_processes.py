@@ -8,7 +8,6 @@ The service runs as a child process (conftest's ``live.serve``), so a kill is a 
 from __future__ import annotations
 
 import json
-import textwrap
 
 import anyio
 import httpx
@@ -17,49 +16,19 @@ import pytest
 from armlab.client import Client
 from armlab.orchestrator.journal.store import Journal
 from armlab.service.models import StatusOut
+from tests.conftest import live_toml
 
 pytestmark = pytest.mark.system
 
 TOKEN = "p" * 32  # the token live.serve starts the service with
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
-STICKY = textwrap.dedent("""
-    name = "sticky-crash"
-    seed = 9
-    [problem]
-    objective = "best-arm"
-    budget = 500
-    [source]
-    plugin = "external"
-    arms = ["control", "one-page", "express"]
-    reward_min = 0
-    reward_max = 1
-    [feedback]
-    in_flight = 60
-    [[policies]]
-    plugin = "thompson"
-""")
+STICKY = live_toml(name="sticky-crash", seed=9, problem={"budget": 500}, source={"arms": ["control", "one-page", "express"]},
+                   feedback={"in_flight": 60}, policies=[{"plugin": "thompson"}])
 
-GUARDED = textwrap.dedent("""
-    name = "client-guardrail"
-    seed = 12
-    [problem]
-    objective = "best-arm"
-    budget = 3000
-    [source]
-    plugin = "external"
-    arms = ["slow", "fast", "faster"]
-    reward_min = 0
-    reward_max = 1
-    [feedback]
-    in_flight = 60
-    [[guardrails]]
-    metric = "latency_ms"
-    max = 300
-    range = [0, 1000]
-    [[policies]]
-    plugin = "uniform"
-""")
+GUARDED = live_toml(name="client-guardrail", seed=12, problem={"budget": 3000}, source={"arms": ["slow", "fast", "faster"]},
+                    feedback={"in_flight": 60}, guardrails=[{"metric": "latency_ms", "max": 300, "range": [0, 1000]}],
+                    policies=[{"plugin": "uniform"}])
 
 
 def _journaled_dispatches(path) -> int:
