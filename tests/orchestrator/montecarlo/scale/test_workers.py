@@ -28,7 +28,11 @@ EXPERIMENT = {
 
 #: A policy that proves a worker process ran it: at its first selection a worker creates the
 #: file ``flag`` (then logs, fails or dies, as ``in_worker`` says), while this process waits
-#: for that file; so with two policies and ``--workers 2`` the worker runs one of them.
+#: for that file; so with two policies and ``--workers 2`` the worker runs one of them.  Runs
+#: of it hand tasks out unprobed (:data:`UNPROBED`): the cost probe would call this process's
+#: ``select`` before any worker starts work, and wait out the handshake.
+UNPROBED = ShardRunner(workers=2, cost_model=lambda plans, tasks: [1.0] * len(tasks))
+
 HANDSHAKE = '''
 import multiprocessing, os, pathlib, time
 from armlab import Policy, hookimpl
@@ -191,7 +195,7 @@ def test_a_worker_sends_its_logs_checkpoints_and_numbers(handshake, tmp_path):
     with structlog.testing.capture_logs() as alone:
         whole = run_experiment(config(ready), registry=registry)
     with structlog.testing.capture_logs() as logs:
-        split = run_experiment(config(tmp_path / "flag"), registry=registry, scale=ShardRunner(workers=2))
+        split = run_experiment(config(tmp_path / "flag"), registry=registry, scale=UNPROBED)
     worker_lines = [line for line in logs if line["event"] == "handshake_in_worker"]
     assert len(worker_lines) == 1 and worker_lines[0]["pid"] != os.getpid()
     assert metrics(split) == metrics(whole)
@@ -203,7 +207,7 @@ def test_a_worker_sends_its_logs_checkpoints_and_numbers(handshake, tmp_path):
 def test_a_failure_in_a_worker_is_raised_here(handshake, tmp_path):
     registry, config = handshake
     with pytest.raises(ArmlabError, match="handshake failed in a worker") as failure:
-        run_experiment(config(tmp_path / "flag", "fail"), registry=registry, scale=ShardRunner(workers=2))
+        run_experiment(config(tmp_path / "flag", "fail"), registry=registry, scale=UNPROBED)
     assert isinstance(failure.value.__cause__, WorkerTraceback)
     assert "in select" in str(failure.value.__cause__)
     assert multiprocessing.active_children() == []
@@ -213,5 +217,5 @@ def test_a_failure_in_a_worker_is_raised_here(handshake, tmp_path):
 def test_a_worker_that_dies_is_reported(handshake, tmp_path):
     registry, config = handshake
     with pytest.raises(RuntimeError, match=r"worker process armlab-worker-1 died \(exit code 3\).*error is printed above"):
-        run_experiment(config(tmp_path / "flag", "exit"), registry=registry, scale=ShardRunner(workers=2))
+        run_experiment(config(tmp_path / "flag", "exit"), registry=registry, scale=UNPROBED)
     assert multiprocessing.active_children() == []
