@@ -338,7 +338,7 @@ class LiveExperiment:
         arm = self.floor.arm(len(self.trials), policy_arm, stats)
         if self.recorder is None or self._replay_at is not None:
             return LoggedChoice(arm)
-        return self.floor.logged(arm, None if self._joint else self.core.policies[bandit], stats)
+        return self.floor.logged(arm, None if self._joint else self.core.policies[bandit], stats, policy_arm)
 
     def tell(self, trial_id: int, reward: Any, metrics: Any = None) -> Report:
         """Report the reward of a trial (see the module docstring for every case), with named
