@@ -135,7 +135,7 @@ class LiveExperiment:
         # bandits whose answer at their last observation was not computed (nobody listened);
         # only where the answer reads nothing but counts and means (the default ``recommend``)
         self._unannounced = [False] * len(self.problems)
-        self._answer_waits = [type(p).recommend is Policy.recommend for p in self.core.policies]
+        self._answer_can_wait = [type(p).recommend is Policy.recommend for p in self.core.policies]
         self.retired: set[tuple[int, int]] = set()  # (bandit, arm) retired by the operator
         self.stop_record: dict[str, Any] | None = None  # when, why and with what answer it stopped
         self.floor = ExplorationFloor(exploration_floor, seed)
@@ -618,7 +618,7 @@ class LiveExperiment:
             return
         if not self._listening():
             self.core.observe(bandit, _ROW, arm, reward)
-            if self._answer_waits[bandit]:
+            if self._answer_can_wait[bandit]:
                 self._unannounced[bandit] = True
             else:
                 self._follow_answer(bandit)
