@@ -61,11 +61,12 @@ class IndexPolicy(Policy):
         """The generator of random ties, or ``None`` for lowest-index ties (``tie_break``)."""
         return self.rng if getattr(self.params, "tie_break", "lowest") == "random" else None
 
-    def propensities(self, stats: ArmStats) -> Propensities:
+    def propensities(self, stats: ArmStats, chosen: np.ndarray | None = None) -> Propensities:
         """Exact: 1 for the chosen arm with lowest-index ties (deterministic), ``1 / ties`` with
         random ties (the arm is drawn uniformly among the active, warm arms of largest index);
-        unknown where the chosen arm is not among the ties this finds (an index kept lazily)."""
-        chosen = np.asarray(self.select(stats), dtype=np.int64)
+        unknown where the chosen arm is not among the ties this finds (an index kept lazily).
+        With ``chosen`` given, lowest-index ties cost one ``(R, K)`` array: no index, no select."""
+        chosen = np.asarray(self.select(stats) if chosen is None else chosen, dtype=np.int64)
         if (chosen < 0).any():
             return None, None
         p = one_hot(chosen, stats.n_arms)

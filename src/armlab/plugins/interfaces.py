@@ -99,10 +99,12 @@ class Policy(Plugin, ABC):
     ) -> None:
         """React to results for replicas ``rows`` (unique) that ``stats`` already holds."""
 
-    def propensities(self, stats: ArmStats) -> Propensities:
+    def propensities(self, stats: ArmStats, chosen: np.ndarray | None = None) -> Propensities:
         """The probability ``(R, K)`` that the next :meth:`select` returns each arm, given
         ``stats``, and ``None`` if exact or the number of draws that estimated it
         (:mod:`armlab.plugins.propensity`).  Live runs record it at each dispatch.
+        ``chosen``, when given, is what :meth:`select` just returned for these ``stats``: a
+        policy that needs its own choice takes it from there instead of selecting again.
 
         The default is exact for a deterministic ``select``, estimated from draws of the
         policy's keyed randomness otherwise, and unknown (``(None, None)``) for a policy that

@@ -90,6 +90,11 @@ class EventHub:
     _sequence: int = 0
     _flush_timers: dict[asyncio.AbstractEventLoop, asyncio.TimerHandle] = field(default_factory=dict)
 
+    def wants_events(self) -> bool:
+        """Whether an event would reach anyone: the experiment builds none while nobody reads
+        (events are numbered only while someone reads, so the numbering is the same)."""
+        return bool(self._subscribers)
+
     def __call__(self, event: ExperimentEvent) -> None:
         if not self._subscribers:
             return

@@ -15,7 +15,6 @@ from typing import Any, ParamSpec, TypeVar
 import anyio
 
 from armlab.adapters.base import RewardRejected, Trial
-from armlab.events import ExperimentEvent
 from armlab.log import get_logger
 from armlab.orchestrator.journal.group_commit import GroupCommit, change
 from armlab.orchestrator.journal.store import JournalError
@@ -69,9 +68,7 @@ class Service:
         self.on_fatal = on_fatal
         self.writer: GroupCommit | None = None  # batched journal writes, while the service runs
         self.halted = False
-        self.last_activity: float | None = None
         self.slots = SlotWaiter(self.experiment)
-        self.experiment.add_listener(self._on_event)
 
     async def change(self, apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
         """Turn -> ``apply(*args, **kwargs)`` -> durable: the one way a route changes the experiment."""
@@ -98,8 +95,10 @@ class Service:
         if self.on_fatal is not None:
             self.on_fatal(exc)
 
-    def _on_event(self, event: ExperimentEvent) -> None:
-        self.last_activity = time.time()
+    @property
+    def last_activity(self) -> float | None:
+        """When the experiment last changed while served (None before its first change)."""
+        return self.experiment.last_change
 
     async def ask(self, key: str | None, wait: float, unit: str | None = None) -> TrialOut:
         """Dispatch a trial (for sticky ``unit``), waiting up to ``wait`` seconds for an in-flight slot."""

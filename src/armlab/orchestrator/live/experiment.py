@@ -16,7 +16,10 @@ allocator's randomness is a pure function of (seed, replica, step) and the stati
 pure function of the events, applying the same events in the same order gives bit-identical
 state: that is how :meth:`LiveExperiment.replay` resumes a run.  After each applied change the
 listeners receive typed :mod:`armlab.events` (trial dispatched / observed / failed /
-abandoned, arm eliminated, recommendation changed, checkpoint, bandit confident, stopped).
+abandoned, arm eliminated, recommendation changed, checkpoint, bandit confident, stopped),
+built only while some listener wants them (:meth:`LiveExperiment.add_listener`).  What every
+driver needs after each change costs no event: a trial closed (:meth:`~LiveExperiment.add_close_watcher`,
+which frees an in-flight slot) and when the last change was made (``last_change``).
 
 Pending trials count toward the budget and the in-flight limit and are visible to the
 policy through ``stats.pending`` (delayed feedback).  Report semantics, by trial id:
@@ -125,8 +128,14 @@ class LiveExperiment:
         self._pending: dict[int, TrialRecord] = {}
         self._by_key: dict[str, TrialRecord] = {}
         self._replay_at: float | None = None
-        self._listeners: list[ev.Listener] = []
-        self._announced: list[Any] = [None] * len(self.problems)  # last recommendation sent out
+        self._listeners: list[tuple[ev.Listener, Callable[[], bool] | None]] = []  # with what says it listens
+        self._close_watchers: list[Callable[[int], None]] = []
+        self.last_change: float | None = None  # when the last change was made (not replayed)
+        self._announced: list[Any] = [None] * len(self.problems)  # the answer events compare with
+        # bandits whose answer at their last observation was not computed (nobody listened);
+        # only where the answer reads nothing but counts and means (the default ``recommend``)
+        self._unannounced = [False] * len(self.problems)
+        self._answer_can_wait = [type(p).recommend is Policy.recommend for p in self.core.policies]
         self.retired: set[tuple[int, int]] = set()  # (bandit, arm) retired by the operator
         self.stop_record: dict[str, Any] | None = None  # when, why and with what answer it stopped
         self.floor = ExplorationFloor(exploration_floor, seed)
@@ -181,11 +190,32 @@ class LiveExperiment:
         return self.trials[trial_id]
 
     def add_listener(self, listener: ev.Listener) -> None:
-        """Call ``listener(event)`` with every :mod:`armlab.events` event, after the change."""
-        self._listeners.append(listener)
+        """Call ``listener(event)`` with every :mod:`armlab.events` event, after the change.
+
+        A listener with a ``wants_events()`` method (e.g. the event stream, while someone
+        reads it) gets events only while that returns True; while no listener wants them,
+        no event is built.  The events it gets are those it would get if it always listened.
+        """
+        self._listeners.append((listener, getattr(listener, "wants_events", None)))
 
     def remove_listener(self, listener: ev.Listener) -> None:
-        self._listeners.remove(listener)
+        self._listeners.remove(next(entry for entry in self._listeners if entry[0] is listener))
+        if not self._listeners:  # the answers not computed yet, before an observation changes them
+            for bandit in np.flatnonzero(self._unannounced):
+                self._unannounced[bandit] = False
+                self._follow_answer(int(bandit))
+
+    def add_close_watcher(self, watcher: Callable[[int], None]) -> None:
+        """Call ``watcher(trial_id)`` whenever a trial closes (observed, failed or abandoned:
+        its in-flight slot is free), after the change; no event is built for it."""
+        self._close_watchers.append(watcher)
+
+    def remove_close_watcher(self, watcher: Callable[[int], None]) -> None:
+        self._close_watchers.remove(watcher)
+
+    def _listening(self) -> bool:
+        """Whether some listener wants events now."""
+        return any(wants is None or wants() for _, wants in self._listeners)
 
     # -- answers -------------------------------------------------------------------------
     def recommendation(self) -> Any:
@@ -338,7 +368,7 @@ class LiveExperiment:
         arm = self.floor.arm(len(self.trials), policy_arm, stats)
         if self.recorder is None or self._replay_at is not None:
             return LoggedChoice(arm)
-        return self.floor.logged(arm, None if self._joint else self.core.policies[bandit], stats)
+        return self.floor.logged(arm, None if self._joint else self.core.policies[bandit], stats, policy_arm)
 
     def tell(self, trial_id: int, reward: Any, metrics: Any = None) -> Report:
         """Report the reward of a trial (see the module docstring for every case), with named
@@ -494,10 +524,13 @@ class LiveExperiment:
         if self.recorder is not None:
             self.recorder(event)  # recorded first: if this raises, nothing changed
         self._apply(event)
+        if self._replay_at is None:
+            self.last_change = event.at
 
     def _emit(self, event: ev.ExperimentEvent) -> None:
-        for listener in self._listeners:
-            listener(event)
+        for listener, wants in self._listeners:
+            if wants is None or wants():
+                listener(event)
 
     def _apply(self, event: Event) -> None:
         arm = np.array([event.arm])
@@ -513,7 +546,7 @@ class LiveExperiment:
             self.core.dispatch(bandit, _ROW, arm)
             self.safeguards.dispatched(event)
             self._sent[bandit][event.arm] += 1
-            if self._listeners:
+            if self._listening():
                 self._emit(ev.TrialDispatched(trial.id, bandit, trial.arm, pull))
                 if len(self.trials) == self.problem.budget:
                     self._emit(ev.ExperimentStopped("budget", len(self.trials)))
@@ -543,7 +576,7 @@ class LiveExperiment:
         if event.kind == "late":
             record.late_reward = event.reward
             self.counters.late += 1
-            if self._listeners:
+            if self._listening():
                 self._emit(ev.ReportLate(event.trial, bandit, event.arm, event.reward))  # type: ignore[arg-type]
             return
         del self._pending[event.trial]
@@ -559,33 +592,56 @@ class LiveExperiment:
             self.core.release(bandit, _ROW, arm)
             if self.safeguards.closed(event):
                 self._attrition_flagged(bandit)
-            if event.kind == "failed":
+            failed = event.kind == "failed"
+            if failed:
                 self.counters.failed += 1
-                outcome: ev.ExperimentEvent = ev.TrialFailed(event.trial, bandit, event.arm, event.reason)
             else:
                 self.counters.abandoned += 1
-                outcome = ev.TrialAbandoned(event.trial, bandit, event.arm, event.reason)
-            self._emit(outcome)
+            if self._listening():
+                self._emit((ev.TrialFailed if failed else ev.TrialAbandoned)(event.trial, bandit, event.arm,
+                                                                            event.reason))
         if not self._pending and (len(self.trials) >= self.problem.budget or self.stopped):
             self._take_checkpoints()  # finished: the last checkpoints
+        for watcher in self._close_watchers:
+            watcher(event.trial)
 
     def _observe(self, bandit: int, arm: np.ndarray, event: Event) -> None:
-        """Fold a result in; with listeners, say what it changed (eliminations, the answer)."""
+        """Fold a result in; to listeners that want events, say what it changed (eliminations,
+        the answer).  The answer is compared with the one after the bandit's last observation
+        made while a listener was registered, whether or not it wanted events then; where that
+        answer reads only counts and means, which nothing but an observation changes, it is
+        computed only when next needed (now, before observing: the same value)."""
         reward = np.array([event.reward])
         self.counters.completed += 1
         if not self._listeners:
             self.core.observe(bandit, _ROW, arm, reward)
             return
+        if not self._listening():
+            self.core.observe(bandit, _ROW, arm, reward)
+            if self._answer_can_wait[bandit]:
+                self._unannounced[bandit] = True
+            else:
+                self._follow_answer(bandit)
+            return
+        if self._unannounced[bandit]:
+            self._unannounced[bandit] = False
+            self._follow_answer(bandit)
         active = self.core.stats[bandit].active[0].copy()
         self.core.observe(bandit, _ROW, arm, reward)
         trials = len(self.trials)
         self._emit(ev.TrialObserved(event.trial, bandit, event.arm, event.reward))  # type: ignore[arg-type]
         for gone in np.flatnonzero(active & ~self.core.stats[bandit].active[0]):
             self._emit(ev.ArmEliminated(bandit, int(gone), trials))
+        if self._follow_answer(bandit):
+            self._emit(ev.RecommendationChanged(bandit, trials, self._announced[bandit]))
+
+    def _follow_answer(self, bandit: int) -> bool:
+        """Keep ``bandit``'s current answer as the one events compare with; whether it changed."""
         answer = answers.answer(self.core, bandit)
-        if answer is not None and answer != self._announced[bandit]:
-            self._announced[bandit] = answer
-            self._emit(ev.RecommendationChanged(bandit, trials, answer))
+        if answer is None or answer == self._announced[bandit]:
+            return False
+        self._announced[bandit] = answer
+        return True
 
     def _attrition_flagged(self, bandit: int) -> None:
         summary = self.safeguards.attrition[bandit].summary()
@@ -597,7 +653,7 @@ class LiveExperiment:
             recommendation = self.recommendation()
             self.recommendations.append(recommendation)
             self.checkpoint_states.append(answers.checkpoint_state(self.core, self.counters, self._sent, trials))
-            if self._listeners:
+            if self._listening():
                 self._emit(ev.CheckpointReached(trials, recommendation))
 
 

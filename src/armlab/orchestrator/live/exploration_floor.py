@@ -52,14 +52,17 @@ class ExplorationFloor:
             return policy_arm
         return int(uniform_active_arm(stats, u[:, 1])[0])
 
-    def logged(self, arm: int, policy: Policy | None, stats: ArmStats) -> LoggedChoice:
+    def logged(self, arm: int, policy: Policy | None, stats: ArmStats, policy_arm: int) -> LoggedChoice:
         """``arm`` with its propensity under the floor, from ``policy``'s own propensities
-        (``None`` for a policy that did not choose the arm alone: a joint allocator's)."""
+        given the arm ``policy_arm`` its ``select`` just returned (``None`` for a policy that
+        did not choose the arm alone: a joint allocator's)."""
         if policy is None:
             return LoggedChoice(arm)
-        p, draws = policy.propensities(stats)
+        p, draws = policy.propensities(stats, np.array([policy_arm], dtype=np.int64))
         if p is None:
             return LoggedChoice(arm)
+        if self.epsilon == 0.0:  # the formula below with epsilon 0, without summing the active arms
+            return LoggedChoice(arm, min(float(p[0, arm]), 1.0), draws)
         active = stats.active[0]
         floored = (1.0 - self.epsilon) * float(p[0, arm]) + self.epsilon * float(active[arm]) / int(active.sum())
         return LoggedChoice(arm, min(floored, 1.0), draws)

@@ -27,12 +27,11 @@ import anyio
 from anyio.abc import TaskGroup
 from structlog.contextvars import bound_contextvars
 
-from armlab import events
 from armlab.adapters.base import DEFERRED, LiveSource, Measured, RewardRejected, Trial
 from armlab.errors import ConfigError, TrialFailed
 from armlab.log import get_logger
 from armlab.orchestrator.live.experiment import LiveExperiment
-from armlab.orchestrator.live.slots import TRIAL_OUTCOMES, SlotWaiter
+from armlab.orchestrator.live.slots import SlotWaiter
 from armlab.orchestrator.live.types import ExperimentState, NoTrialAvailable, ReportConflict, TrialStatus
 from armlab.stats import ArmStats
 
@@ -93,7 +92,7 @@ class LiveRun:
     async def run(self) -> LiveRun:
         """Run until the budget is spent (or the policy stops) and every trial has ended."""
         started = time.perf_counter()
-        self.experiment.add_listener(self._on_event)
+        self.experiment.add_close_watcher(self._on_close)
         slots = SlotWaiter(self.experiment)
         try:
             async with AsyncExitStack() as stack:
@@ -106,7 +105,7 @@ class LiveRun:
                 await self._dispatch(tg, slots)
         finally:
             slots.close()
-            self.experiment.remove_listener(self._on_event)
+            self.experiment.remove_close_watcher(self._on_close)
         log.info("live_run_finished", trials=len(self.outcomes),
                  wall_seconds=round(time.perf_counter() - started, 4))
         return self
@@ -127,8 +126,8 @@ class LiveRun:
                 log.info("dispatch_finished", state=state.value, trials=len(experiment.trials))
                 return
 
-    def _on_event(self, event: events.ExperimentEvent) -> None:
-        if isinstance(event, TRIAL_OUTCOMES) and (waiting := self._reported.get(event.trial)) is not None:
+    def _on_close(self, trial_id: int) -> None:
+        if (waiting := self._reported.get(trial_id)) is not None:
             waiting.set()
 
     async def _run_trial(self, trial: Trial) -> None:

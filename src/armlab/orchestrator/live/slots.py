@@ -1,6 +1,7 @@
 """Wait until an in-flight slot of a live experiment is freed: the one waiter of both drivers.
 
-A slot is freed when a trial closes (observed, failed or abandoned).  The async run driver
+A slot is freed when a trial closes (observed, failed or abandoned), which the experiment
+tells its close watchers without building an event.  The async run driver
 (:class:`~armlab.orchestrator.live.run.LiveRun`) waits here before its next dispatch when
 every slot is taken, and the HTTP service's ``/ask`` with ``wait`` waits here too; a report
 from either side wakes both.
@@ -12,25 +13,21 @@ import math
 
 import anyio
 
-from armlab import events
 from armlab.orchestrator.live.experiment import LiveExperiment
 
-__all__ = ["TRIAL_OUTCOMES", "SlotWaiter"]
-
-#: The events that close a trial (and free its in-flight slot).
-TRIAL_OUTCOMES = (events.TrialObserved, events.TrialFailed, events.TrialAbandoned)
+__all__ = ["SlotWaiter"]
 
 
 class SlotWaiter:
-    """Listen to ``experiment`` and wake every waiter when one of its trials closes."""
+    """Watch ``experiment`` and wake every waiter when one of its trials closes."""
 
     def __init__(self, experiment: LiveExperiment) -> None:
         self.experiment = experiment
         self._freed: anyio.Event | None = None
-        experiment.add_listener(self._on_event)
+        experiment.add_close_watcher(self._on_close)
 
-    def _on_event(self, event: events.ExperimentEvent) -> None:
-        if isinstance(event, TRIAL_OUTCOMES) and self._freed is not None:
+    def _on_close(self, trial_id: int) -> None:
+        if self._freed is not None:
             self._freed.set()
             self._freed = None
 
@@ -42,5 +39,5 @@ class SlotWaiter:
             await self._freed.wait()
 
     def close(self) -> None:
-        """Stop listening (the driver is done with the experiment)."""
-        self.experiment.remove_listener(self._on_event)
+        """Stop watching (the driver is done with the experiment)."""
+        self.experiment.remove_close_watcher(self._on_close)

@@ -104,12 +104,13 @@ class Thompson(Policy):
         theta = self.rng.beta(stats.dispatched, self.successes + 1.0, self.failures + 1.0)
         return np.argmax(np.where(stats.active, theta, -1.0), axis=1)
 
-    def propensities(self, stats: ArmStats) -> Propensities:
+    def propensities(self, stats: ArmStats, chosen: np.ndarray | None = None) -> Propensities:
         """Estimated: the share of :data:`~armlab.plugins.propensity.PROPENSITY_DRAWS` posterior
         draws (keys ``"propensity"`` and the draw's number) in which each arm is the largest,
-        the decision made counting as one more draw; all draws in one vectorized pass."""
+        the decision made (``chosen``, else selected again) counting as one more draw; all draws
+        in one vectorized pass."""
         draws = PROPENSITY_DRAWS
-        chosen = self.select(stats)
+        chosen = self.select(stats) if chosen is None else chosen
         picks = np.empty((stats.replicas, draws), dtype=np.int64)
         for row in range(stats.replicas):
             rng = KeyedRandom(*self.rng.words, "propensity", int(self.rng.replicas[row]), replicas=np.arange(draws))

@@ -40,11 +40,12 @@ class Uniform(Policy):
     name = "uniform"
     Params = UniformParams
 
-    def propensities(self, stats: ArmStats) -> Propensities:
-        """Exact: ``1 / |active|`` per active arm (random order), 1 for the next arm of the round robin."""
+    def propensities(self, stats: ArmStats, chosen: np.ndarray | None = None) -> Propensities:
+        """Exact: ``1 / |active|`` per active arm (random order), 1 for the next arm of the round robin
+        (``chosen``, when given: it is that arm)."""
         if self.params.order == "random":
             return stats.active / stats.active.sum(axis=1, keepdims=True), None
-        return one_hot(fewest_pulls(stats), stats.n_arms), None
+        return one_hot(fewest_pulls(stats) if chosen is None else chosen, stats.n_arms), None
 
     def select(self, stats: ArmStats) -> np.ndarray:
         if self.params.order == "random":
