@@ -147,3 +147,26 @@ async def test_a_negative_zero_reward_keeps_the_journal_readable(service_app, re
     assert reward == 0.0 and math.copysign(1, reward) == 1
     verified = CliRunner().invoke(cli, ["--no-plugins", "journal", "verify", str(path)])
     assert verified.exit_code == 0, verified.output
+
+
+async def test_metrics_no_finite_float_holds_are_rejected_item_by_item(service_app, registry):
+    """A metric that cannot be a finite float (an integer of 10^309 or more, a 400-digit one)
+    is ``rejected`` in its own item, as such a reward is; the item beside it is applied."""
+    session = service_app.state.service.session
+    trials = [session.experiment.ask().id for _ in range(3)]
+    items = [f'{{"trial_id": {trials[0]}, "reward": 1, "metrics": {{"latency_ms": {10**309}}}}}',
+             f'{{"trial_id": {trials[1]}, "reward": 1, "metrics": {{"latency_ms": -{"9" * 400}}}}}',
+             f'{{"trial_id": {trials[2]}, "reward": 1, "metrics": {{"latency_ms": 212}}}}']
+    transport = httpx.ASGITransport(app=service_app)
+    async with service_app.router.lifespan_context(service_app), httpx.AsyncClient(
+            transport=transport, base_url="http://armlab.test", headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        answer = await client.post("/tell/batch", content=f'{{"reports": [{", ".join(items)}]}}', headers=JSON_CONTENT)
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert [r["status"] for r in results] == ["rejected", "rejected", "accepted"]
+    assert all("metrics.latency_ms" in r["message"] for r in results[:2])
+    path = session.journal.path
+    session.close()
+    reopened = LiveSession.open(journal=path, registry=registry)
+    assert reopened.experiment.counters.completed == 1
+    reopened.close()

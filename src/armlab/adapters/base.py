@@ -59,24 +59,25 @@ class RewardRejected(TrialFailed):
     """
 
 
-def validate_reward(value: Any, reward_range: tuple[float, float]) -> float:
+def validate_reward(value: Any, reward_range: tuple[float, float], what: str = "reward") -> float:
     """Return ``value`` as a float, or raise :class:`RewardRejected` saying why it is unusable.
 
     Accepts ints and floats (not bools, not strings: a report must say what it means);
-    rejects NaN, infinities and values outside ``reward_range`` (inclusive).
+    rejects NaN, infinities and values outside ``reward_range`` (inclusive).  ``what`` names
+    the value in the message (a report's named metrics are checked the same way).
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RewardRejected(f"reward must be a number, got {type(value).__name__} {_short(value)}")
+        raise RewardRejected(f"{what} must be a number, got {type(value).__name__} {_short(value)}")
     try:
         reward = float(value)
     except OverflowError:  # an int past the largest float (JSON may carry 10**309)
-        raise RewardRejected(f"reward must be a finite number, got an integer too large for a float: "
+        raise RewardRejected(f"{what} must be a finite number, got an integer too large for a float: "
                              f"{_short(value)}") from None
     if not math.isfinite(reward):
-        raise RewardRejected(f"reward must be a finite number, got {reward!r}")
+        raise RewardRejected(f"{what} must be a finite number, got {reward!r}")
     low, high = reward_range
     if not low <= reward <= high:
-        raise RewardRejected(f"reward {reward!r} is outside the declared range [{low}, {high}]")
+        raise RewardRejected(f"{what} {reward!r} is outside the declared range [{low}, {high}]")
     return reward
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from armlab.adapters.base import RewardRejected
+from armlab.adapters.base import RewardRejected, validate_reward
 from armlab.orchestrator.journal.schema import Event
 from armlab.problem import Problem
 from armlab.safeguards import (
@@ -63,13 +63,12 @@ def metrics_text(metrics: Any, guardrails: Sequence[GuardrailConfig]) -> str:
         if not isinstance(name, str) or not 0 < len(name) <= MAX_METRIC_NAME:
             raise RewardRejected(f"metrics: a metric name must be text of 1..{MAX_METRIC_NAME} characters, "
                                  f"got {str(name)[:40]!r}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise RewardRejected(f"metrics.{name} must be a finite number, got {str(value)[:40]!r}")
+        number = validate_reward(value, (-math.inf, math.inf), what=f"metrics.{name}")
         declared = ranges.get(name)
-        if declared is not None and not declared[0] <= value <= declared[1]:
+        if declared is not None and not declared[0] <= number <= declared[1]:
             raise RewardRejected(f"metrics.{name} = {value!r} is outside the guardrail's range "
                                  f"{list(declared)}; report values in it or widen [[guardrails]] range")
-        clean[name] = float(value)
+        clean[name] = number
     return json.dumps(dict(sorted(clean.items())), separators=(",", ":"))
 
 
