@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from armlab.cli import cli
 from armlab.errors import ConfigError
+from armlab.orchestrator.journal.postgres_schema import JournalInUse
 from armlab.orchestrator.journal.store import Journal, JournalError
 from armlab.storage import ExperimentExists, UnknownExperiment, open_storage
 from armlab.storage.postgres import PostgresStorage
@@ -57,6 +58,23 @@ def test_the_catalog_keeps_experiments_tokens_and_journals(postgres_storage):
         assert [r.name for r in storage.list_experiments()] == ["ab"]
     finally:
         storage.close()
+
+
+def test_an_experiment_whose_journal_a_process_holds_is_not_deleted(postgres_storage):
+    owner, other = PostgresStorage.open(postgres_storage, "http://owner:1"), PostgresStorage.open(postgres_storage)
+    try:
+        owner.create_experiment("ab", "config text", {"seed": 1})
+        with owner.open_journal("ab") as journal:
+            with pytest.raises(JournalInUse, match="in use by another process") as refused:
+                other.delete_experiment("ab")
+            assert refused.value.owner == "http://owner:1"  # the server to send the delete to
+            assert other.get_experiment("ab").config == "config text" and journal.meta["seed"] == 1
+        other.delete_experiment("ab")  # nobody holds it now
+        with pytest.raises(UnknownExperiment):
+            other.delete_experiment("ab")
+    finally:
+        owner.close()
+        other.close()
 
 
 def test_a_database_without_armlabs_tables_is_refused_with_the_fix(postgres_url):

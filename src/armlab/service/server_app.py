@@ -7,7 +7,8 @@ Admin routes (the admin token; JSON):
   (``{"field", "message", "fix"}`` each); 409 if the name is taken;
 * ``GET /experiments``, ``GET /experiments/{name}`` (a client token may read its own);
 * ``POST /experiments/{name}/stop``: no more dispatches, reports still accepted, data kept;
-* ``DELETE /experiments/{name}``: only a stopped experiment; the name can be used again;
+* ``DELETE /experiments/{name}``: only a stopped experiment, by its owner (another process
+  redirects, as below); the name can be used again;
 * ``POST /experiments/{name}/tokens``, ``DELETE /experiments/{name}/tokens/{token_id}``.
 
 Every other ``/experiments/{name}/...`` path is the experiment's own routes, with the bodies

@@ -160,9 +160,7 @@ class Experiments:
             journal = await anyio.to_thread.run_sync(self.storage.open_journal, name)
             session = await anyio.to_thread.run_sync(LiveSession.resume, journal, None, self.registry)
         except JournalInUse as exc:
-            if exc.owner is None or exc.owner == self.advertise_url:  # a tool holds it, or our own ghost
-                raise ExperimentUnavailable(f"experiment {name!r} cannot be opened: {exc}") from None
-            raise OwnedElsewhere(name, exc.owner) from None
+            raise self._held_elsewhere(name, "opened", exc) from None
         except (JournalError, ConfigError) as exc:
             log.error("experiment_unavailable", experiment=name, reason=str(exc))
             raise ExperimentUnavailable(f"experiment {name!r} cannot be opened: {exc}") from None
@@ -220,11 +218,27 @@ class Experiments:
             return self.summary_of(loaded)
 
     async def delete(self, name: str) -> None:
-        """Delete a stopped experiment; a ValueError names the fix for one that is not stopped."""
+        """Delete a stopped experiment; a ValueError names the fix for one that is not stopped.
+
+        Only the process that owns the experiment deletes it: this one closes its own copy,
+        and the storage refuses while another process holds the journal
+        (:class:`OwnedElsewhere`: the app redirects the request there, as every other
+        route of the experiment), in the transaction that deletes it."""
         if not self.storage.get_experiment(name).stopped:
             raise ValueError(f"experiment {name} is not stopped: stop it first (POST /experiments/{name}/stop)")
         await self.close(name)
-        self.storage.delete_experiment(name)
+        try:
+            self.storage.delete_experiment(name)
+        except JournalInUse as exc:
+            raise self._held_elsewhere(name, "deleted", exc) from None
+
+    def _held_elsewhere(self, name: str, what: str, exc: JournalInUse) -> Exception:
+        """What to raise when another holder of ``name``'s journal keeps it from being ``what``:
+        :class:`OwnedElsewhere` naming a server, else (a tool, or this process's own ghost
+        whose lock the database has not yet dropped) :class:`ExperimentUnavailable`."""
+        if exc.owner is None or exc.owner == self.advertise_url:
+            return ExperimentUnavailable(f"experiment {name!r} cannot be {what} now: {exc}")
+        return OwnedElsewhere(name, exc.owner)
 
     # -- summaries -----------------------------------------------------------------------------
     def summary_of(self, loaded: Loaded) -> dict[str, Any]:

@@ -84,7 +84,9 @@ class Storage(Protocol):
         """The catalog entry of ``name``; raise :class:`UnknownExperiment`."""
 
     def delete_experiment(self, name: str) -> None:
-        """Remove ``name``, its tokens and its journal; the name can be used again."""
+        """Remove ``name``, its tokens and its journal; the name can be used again.  A storage
+        shared by several processes raises :class:`~armlab.orchestrator.journal.postgres_schema.JournalInUse`
+        (changing nothing) while another process holds the journal."""
 
     def set_stopped(self, name: str) -> None:
         """Record that an operator stopped ``name`` (kept across restarts)."""

@@ -33,7 +33,9 @@ from typing import Any
 from armlab.errors import ConfigError
 from armlab.orchestrator.journal.integrity import JournalError
 from armlab.orchestrator.journal.postgres import PostgresJournal
-from armlab.orchestrator.journal.postgres_schema import LOCK_CLASS, JournalUnavailable, connect, require_current, shown
+from armlab.orchestrator.journal.postgres_schema import (
+    LOCK_CLASS, JournalInUse, JournalUnavailable, connect, require_current, shown,
+)
 from armlab.storage.base import ExperimentExists, ExperimentRecord, StorageUnavailable, UnknownExperiment
 
 __all__ = ["PostgresStorage"]
@@ -98,8 +100,21 @@ class PostgresStorage:
         return _record(row)
 
     def delete_experiment(self, name: str) -> None:
-        journal = self._journal_name(name)
+        """Remove ``name`` and its journal, unless a process holds the journal: then raise
+        :class:`JournalInUse` naming that process (its server deletes it), having changed nothing.
+
+        The journal's lock is taken for the transaction that deletes it, so no process can
+        open the journal between the check and the delete, and none deletes a journal that
+        another process writes."""
         with self._connection() as db, db.transaction():
+            row = db.execute("SELECT j.id, j.name, j.owner FROM armlab_experiments e JOIN armlab_journals j "
+                             "ON j.name = e.journal WHERE e.name = %s FOR UPDATE OF e", (name,)).fetchone()
+            if row is None:
+                raise UnknownExperiment(f"no experiment named {name!r} in {shown(self.url)}")
+            journal_id, journal, owner = row
+            if not db.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", (LOCK_CLASS, journal_id)).fetchone()[0]:
+                raise JournalInUse(f"experiment {name!r} is in use by another process"
+                                   + (f" ({owner})" if owner else ""), owner)
             db.execute("DELETE FROM armlab_experiments WHERE name = %s", (name,))
             db.execute("DELETE FROM armlab_journals WHERE name = %s", (journal,))  # its events and meta go too
 
