@@ -5,6 +5,7 @@ answer (the JSON of the server contract, docs/client.md), and the errors."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,77 @@ def test_the_admin_token_comes_from_its_variable(monkeypatch):
     with pytest.raises(ConfigError, match="ARMLAB_ADMIN_TOKEN"):
         AdminClient("http://armlab.test")
     assert seen == ["Bearer admin-" + "x" * 20]
+
+
+class Cluster:
+    """Server processes ``a``, ``b``, ``c`` (``http://X.test``) of one storage for httpx's mock
+    transport: ``owner`` answers, ``down`` ones refuse connections, ``failing`` ones answer
+    503, the others redirect (307) to the owner with the same path; keeps (process, method,
+    path) of each request."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner, self.down, self.failing = owner, set(), set()
+        self.seen: list[tuple[str, str, str]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        process, path = request.url.host.removesuffix(".test"), request.url.raw_path.decode()
+        self.seen.append((process, request.method, path))
+        if process in self.down:
+            raise httpx.ConnectError("connection refused", request=request)
+        if process in self.failing:
+            return httpx.Response(503, json={"detail": "the storage cannot be reached"})
+        if process != self.owner:
+            return httpx.Response(307, headers={"location": f"http://{self.owner}.test{path}"})
+        if request.method == "DELETE":
+            return httpx.Response(204)
+        return httpx.Response(200, json=SUMMARY if path == "/experiments/ab" else TRIAL)
+
+    def since(self, mark: int) -> list[str]:
+        return [process for process, *_ in self.seen[mark:]]
+
+
+def _moves(cluster: Cluster) -> list[tuple[Callable[[], None], list[str]]]:
+    """Owner moves, each with the processes the next request of experiment ``ab`` (a client
+    at ``http://a.test``) reaches."""
+    def move(owner: str, down: frozenset[str] = frozenset(), failing: frozenset[str] = frozenset()) -> Callable[[], None]:
+        return lambda: (setattr(cluster, "owner", owner), setattr(cluster, "down", set(down)),
+                        setattr(cluster, "failing", set(failing)))
+
+    return [
+        (move("b"), ["a", "b"]),  # redirected once...
+        (move("b"), ["b"]),  # ...then straight to the owner
+        (move("a", down=frozenset("b")), ["b", "a"]),  # the owner died and a took over: a at once
+        (move("a"), ["a"]),  # nothing remembered
+        (move("c"), ["a", "c"]),
+        (move("b"), ["c", "a", "b"]),  # the remembered owner redirects: ask a, which names b
+        (move("a", failing=frozenset("b")), ["b", "a"]),  # the remembered owner answers 503: ask a
+    ]
+
+
+def test_the_client_remembers_the_owner_and_falls_back_to_its_url():
+    cluster = Cluster("b")
+    with Client("http://a.test", TOKEN, experiment="ab", transport=httpx.MockTransport(cluster), backoff=0.001,
+                max_backoff=0.002) as client:
+        for move, reached in _moves(cluster):
+            move()
+            mark = len(cluster.seen)
+            client.trial(0)
+            assert cluster.since(mark) == reached
+    assert {path for *_, path in cluster.seen} == {"/experiments/ab/trials/0"}
+    cluster = Cluster("b")
+    with AdminClient("http://a.test", TOKEN, transport=httpx.MockTransport(cluster)) as admin:
+        admin.get_experiment("ab")
+        admin.delete_experiment("ab")  # at the owner, remembered from the read
+    assert cluster.seen == [("a", "GET", "/experiments/ab"), ("b", "GET", "/experiments/ab"),
+                            ("b", "DELETE", "/experiments/ab")]
+
+
+async def test_the_async_client_remembers_the_owner_the_same_way():
+    cluster = Cluster("b")
+    async with AsyncClient("http://a.test", TOKEN, experiment="ab", transport=httpx.MockTransport(cluster),
+                           backoff=0.001, max_backoff=0.002) as client:
+        for move, reached in _moves(cluster):
+            move()
+            mark = len(cluster.seen)
+            await client.trial(0)
+            assert cluster.since(mark) == reached

@@ -105,6 +105,19 @@ def moved_to(reply: httpx.Response | Exception) -> str | None:
     return str(target)
 
 
+def owner_base(reply: httpx.Response | Exception) -> str | None:
+    """The base URL of the owner a 307 or 308 names: its absolute ``Location`` less the path
+    and query the request was sent with (``armlab server`` redirects to the owner's
+    ``--advertise-url`` with the same path and query); None for another reply, or a
+    ``Location`` that does not end that way."""
+    target = moved_to(reply)
+    if target is None:
+        return None
+    assert isinstance(reply, httpx.Response)  # moved_to said so
+    sent = reply.request.url.raw_path.decode("ascii")
+    return target[: -len(sent)] if target.endswith(sent) and len(target) > len(sent) else None
+
+
 def gave_up(method: str, path: str, tries: int, failure: httpx.Response | Exception) -> ServiceUnavailableError:
     """The error for a request whose ``tries`` all failed (``failure``: the last one)."""
     count = f"{tries} tr{'y' if tries == 1 else 'ies'}"

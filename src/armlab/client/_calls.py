@@ -70,6 +70,15 @@ def experiment_path(name: str) -> str:
     return f"/experiments/{quote(name, safe='')}"
 
 
+def experiment_route(path: str) -> str | None:
+    """The ``/experiments/{name}`` that ``path`` is under (what one owner process serves), or
+    None for a path about no one experiment."""
+    parts = path.split("/", 3)
+    if len(parts) < 3 or parts[0] or parts[1] != "experiments" or not parts[2]:
+        return None
+    return f"/experiments/{parts[2]}"
+
+
 @dataclass(frozen=True)
 class Call(Generic[T]):
     """One request: what to send, how to read a success, what its error statuses mean

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import httpx
 
 from armlab.client import _calls as calls
-from armlab.client._answers import error_for, gave_up, moved_to, read, retryable
+from armlab.client._answers import error_for, gave_up, moved_to, owner_base, read, retryable
 from armlab.client._calls import Call, ConfigSource, TellBatch, new_key, tell_call
 from armlab.client._sse import CONNECTED, ENDED_BEFORE_CONNECTED, Message, SSEDecoder, decode_event
 from armlab.client.errors import NoTrialError, ServiceUnavailableError
@@ -187,6 +187,11 @@ def next_ask_delay(refusal: NoTrialError, until: float, sent_at: float, held: fl
     return 0.0 if now - sent_at >= held else min(1.0, until - now)
 
 
+def _failed(reply: httpx.Response | Exception) -> bool:
+    """No answer came (the :data:`RETRYABLE_ERRORS` exception that stood in for one), or a 5xx."""
+    return not isinstance(reply, httpx.Response) or retryable(reply)
+
+
 def auth_headers(token: str | None, insecure: bool, env: str = TOKEN_ENV) -> dict[str, str]:
     """The Authorization header for ``token``, else ``$env``; none when ``insecure``."""
     if insecure:
@@ -221,6 +226,8 @@ class Protocol:
         self.timeout = httpx.Timeout(timeout)
         self.backoff = Backoff(retries, deadline, backoff, max_backoff)
         self.rng = random.Random()  # jitter only: clients restarted together must not retry in step
+        #: ``/experiments/{name}`` -> the base URL of the process a redirect led to (its owner)
+        self.owners: dict[str, str] = {}
 
     def exchange(self, method: str, path: str, body: Any, timeout: httpx.Timeout,
                  stream: bool = False) -> Operation[httpx.Response]:
@@ -228,26 +235,48 @@ class Protocol:
 
         A 307 or 308 (another server process owns the experiment) is followed with the same
         method, body and token (:func:`~armlab.client._answers.moved_to`), up to
-        :data:`MAX_REDIRECTS` in a row; a failure after a redirect (the owner died) tries the
-        client's own URL again, whose process may then take the experiment over.
+        :data:`MAX_REDIRECTS` in a row, and the owner it led to is remembered for the
+        experiment (:attr:`owners`): its next requests go there directly.  When the
+        remembered owner fails (no answer, a 5xx) or redirects in turn, it is forgotten and
+        the request goes to the client's own URL at once, whose process may have taken the
+        experiment over (or names the new owner); a failure after a redirect is retried
+        there too.
         """
+        route = calls.experiment_route(path)
         attempts = self.backoff.start(self.rng)
         while True:
-            reply = yield Send(method, path, body, timeout, stream)
-            for _ in range(MAX_REDIRECTS):
-                location = moved_to(reply)
-                if location is None:
-                    break
-                yield Close(reply, read=True)
-                reply = yield Send(method, location, body, timeout, stream)
+            owner = self.owners.get(route) if route is not None else None
+            reply = yield Send(method, path if owner is None else owner + path, body, timeout, stream)
+            if owner is not None and (_failed(reply) or moved_to(reply)):
+                self.owners.pop(route, None)
+                if isinstance(reply, httpx.Response):
+                    yield Close(reply, read=True)
+                reply = yield Send(method, path, body, timeout, stream)
+            reply = yield from self._follow(reply, route, method, body, timeout, stream)
+            if not _failed(reply) and not moved_to(reply):
+                return reply
             if isinstance(reply, httpx.Response):
-                if not (retryable(reply) or moved_to(reply)):
-                    return reply
                 yield Close(reply, read=True)
             delay = attempts.next_delay()
             if delay is None:
                 raise gave_up(method, path, attempts.retried + 1, reply)
             yield Pause(delay)
+
+    def _follow(self, reply: httpx.Response | Exception, route: str | None, method: str, body: Any,
+                timeout: httpx.Timeout, stream: bool) -> Operation[httpx.Response | Exception]:
+        """``reply``'s redirects followed (at most :data:`MAX_REDIRECTS`); the last reply.
+        The owner that answered at the end is remembered for ``route``."""
+        owner = None
+        for _ in range(MAX_REDIRECTS):
+            location = moved_to(reply)
+            if location is None:
+                break
+            owner = owner_base(reply)
+            yield Close(reply, read=True)
+            reply = yield Send(method, location, body, timeout, stream)
+        if owner is not None and route is not None and not _failed(reply) and not moved_to(reply):
+            self.owners[route] = owner
+        return reply
 
     def perform(self, call: Call[T]) -> Operation[T]:
         """``call`` sent (with retries) and its answer read."""
