@@ -120,6 +120,12 @@ def events_columns() -> list[str]:
     return [_postgres_types(line) for line in lines]
 
 
+def events_column_types() -> dict[str, str]:
+    """``{column: PostgreSQL type}`` of the event columns of :func:`events_columns`."""
+    return {definition.split()[0]: re.match(r"\w+ (DOUBLE PRECISION|\w+)", definition).group(1)  # type: ignore[union-attr]
+            for definition in events_columns() if not definition.startswith("CHECK")}
+
+
 def events_ddl() -> list[str]:
     """``armlab_events`` and its unique indexes, from :data:`~.schema.SCHEMA`, keyed by journal."""
     columns = events_columns()
