@@ -324,3 +324,12 @@ async def test_the_async_client_remembers_the_owner_the_same_way():
             mark = len(cluster.seen)
             await client.trial(0)
             assert cluster.since(mark) == reached
+
+
+def test_the_owner_is_remembered_with_the_base_path_of_its_url():
+    cluster = Cluster("b")  # processes behind proxies at /armlab: redirects keep the whole path
+    with Client("http://a.test/armlab", TOKEN, experiment="ab", transport=httpx.MockTransport(cluster)) as client:
+        client.trial(0)
+        client.trial(0)
+        assert client.experiment_protocol.owners == {"/experiments/ab": "http://b.test/armlab"}
+    assert cluster.seen == [(process, "GET", "/armlab/experiments/ab/trials/0") for process in "abb"]

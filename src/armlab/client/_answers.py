@@ -105,17 +105,12 @@ def moved_to(reply: httpx.Response | Exception) -> str | None:
     return str(target)
 
 
-def owner_base(reply: httpx.Response | Exception) -> str | None:
-    """The base URL of the owner a 307 or 308 names: its absolute ``Location`` less the path
-    and query the request was sent with (``armlab server`` redirects to the owner's
-    ``--advertise-url`` with the same path and query); None for another reply, or a
-    ``Location`` that does not end that way."""
-    target = moved_to(reply)
-    if target is None:
-        return None
-    assert isinstance(reply, httpx.Response)  # moved_to said so
-    sent = reply.request.url.raw_path.decode("ascii")
-    return target[: -len(sent)] if target.endswith(sent) and len(target) > len(sent) else None
+def owner_base(location: str, path: str) -> str | None:
+    """The base URL of the owner that a redirect of a request for ``path`` (relative to the
+    client's URL) names: ``location`` (absolute, :func:`moved_to`'s) less ``path``, since
+    ``armlab server`` redirects to the owner's ``--advertise-url`` with the same path; None
+    when ``location`` does not end that way."""
+    return location[: -len(path)] if location.endswith(path) and len(location) > len(path) else None
 
 
 def gave_up(method: str, path: str, tries: int, failure: httpx.Response | Exception) -> ServiceUnavailableError:

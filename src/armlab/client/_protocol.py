@@ -252,7 +252,7 @@ class Protocol:
                 if isinstance(reply, httpx.Response):
                     yield Close(reply, read=True)
                 reply = yield Send(method, path, body, timeout, stream)
-            reply = yield from self._follow(reply, route, method, body, timeout, stream)
+            reply = yield from self._follow(reply, route, method, path, body, timeout, stream)
             if not _failed(reply) and not moved_to(reply):
                 return reply
             if isinstance(reply, httpx.Response):
@@ -262,7 +262,7 @@ class Protocol:
                 raise gave_up(method, path, attempts.retried + 1, reply)
             yield Pause(delay)
 
-    def _follow(self, reply: httpx.Response | Exception, route: str | None, method: str, body: Any,
+    def _follow(self, reply: httpx.Response | Exception, route: str | None, method: str, path: str, body: Any,
                 timeout: httpx.Timeout, stream: bool) -> Operation[httpx.Response | Exception]:
         """``reply``'s redirects followed (at most :data:`MAX_REDIRECTS`); the last reply.
         The owner that answered at the end is remembered for ``route``."""
@@ -271,7 +271,7 @@ class Protocol:
             location = moved_to(reply)
             if location is None:
                 break
-            owner = owner_base(reply)
+            owner = owner_base(location, path)
             yield Close(reply, read=True)
             reply = yield Send(method, location, body, timeout, stream)
         if owner is not None and route is not None and not _failed(reply) and not moved_to(reply):
