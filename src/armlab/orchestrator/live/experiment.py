@@ -538,7 +538,8 @@ class LiveExperiment:
         arm = np.array([event.arm])
         bandit = event.bandit
         if event.kind == "dispatch":
-            pull = int(self.core.stats[bandit].pulls[0, event.arm])
+            stats = self.core.stats[bandit]  # its pulls at one arm, without the (1, K) array of ``pulls``
+            pull = int(stats.counts[0, event.arm] + stats.pending[0, event.arm])
             trial = Trial(id=event.trial, arm=event.arm, bandit=bandit, pull=pull)
             record = TrialRecord(trial, dispatched_at=event.at, key=event.key, unit=event.unit)
             self.trials.append(record)
