@@ -88,7 +88,11 @@ class AttritionMonitor:
     @property
     def flagged(self) -> np.ndarray:
         """Per replica: whether the e-value has ever reached ``1 / alpha``."""
-        return self.max_log_e >= math.log(1.0 / self.alpha)
+        return self.reaches(self.max_log_e)
+
+    def reaches(self, log_e: np.ndarray | float) -> np.ndarray | bool:
+        """Whether the log e-value ``log_e`` reaches the threshold ``log(1 / alpha)``."""
+        return log_e >= math.log(1.0 / self.alpha)
 
     def p_values(self) -> np.ndarray:
         """Anytime-valid p-values ``min(1, 1 / max E)``."""

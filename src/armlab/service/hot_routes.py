@@ -47,7 +47,7 @@ class HotRoutes:
         self.app = app
         self.handlers = handlers
         experiment = service.experiment
-        self.routes: dict[str, tuple[type[BaseModel], Callable[[Any], Awaitable[Any]]]] = {
+        self.routes: dict[str, tuple[type[BaseModel], Callable[[Any], Awaitable[dict[str, Any]]]]] = {
             "/ask": (AskIn, service.answer_ask),
             "/tell": (tell_model(experiment.problem.reward_range), service.answer_tell),
             "/ask/batch": (AskBatchIn, service.answer_ask_batch),
@@ -69,8 +69,7 @@ class HotRoutes:
             await self.app(scope, replay(messages, receive), send)
             return
         try:
-            answer = await call(fields)  # a model, or a batch's fields (JSON-ready: a thousand items)
-            response: Response = JSONResponse(answer.model_dump() if isinstance(answer, BaseModel) else answer)
+            response: Response = JSONResponse(await call(fields))  # the answer's fields, JSON-ready
         except Exception as exc:
             handler = self._handler(exc)
             if handler is None:

@@ -39,7 +39,7 @@ from armlab.service.models import (
     TrialOut,
 )
 
-__all__ = ["Service", "report_out", "trial_fields", "trial_out"]
+__all__ = ["Service", "report_fields", "report_out", "trial_fields", "trial_out"]
 
 log = get_logger(__name__)
 
@@ -97,13 +97,14 @@ class Service:
         """When the experiment last changed while served (None before its first change)."""
         return self.experiment.last_change
 
-    async def ask(self, key: str | None, wait: float, unit: str | None = None) -> TrialOut:
-        """Dispatch a trial (for sticky ``unit``), waiting up to ``wait`` seconds for an in-flight slot."""
+    async def ask(self, key: str | None, wait: float, unit: str | None = None) -> dict[str, Any]:
+        """Dispatch a trial (for sticky ``unit``), waiting up to ``wait`` seconds for an in-flight
+        slot; the trial's answer (:func:`trial_fields`)."""
         self._refuse_dispatch()
         deadline = anyio.current_time() + wait
         while True:
             try:
-                return trial_out(self, await self.change(self._ask_now, key, unit))
+                return trial_fields(self, await self.change(self._ask_now, key, unit))
             except NoTrialAvailable as exc:
                 remaining = deadline - anyio.current_time()
                 if exc.state is not ExperimentState.IN_FLIGHT_FULL or remaining <= 0:
@@ -115,13 +116,17 @@ class Service:
         return self.experiment.ask(key, unit)
 
     # -- the answers of the four hot routes (the app's routes and HotRoutes both call these) --
-    async def answer_ask(self, body: AskIn) -> TrialOut:
-        """The answer of ``/ask``."""
+    # Each is the fields of the route's answer model, JSON-ready and in the model's order, built
+    # from values known to be valid: HotRoutes encodes them as they are, and the app's routes
+    # validate them through their response models, which gives the same bytes.
+    async def answer_ask(self, body: AskIn) -> dict[str, Any]:
+        """The answer of ``/ask`` (a :class:`TrialOut`'s fields)."""
         return await self.ask(body.key, body.wait, body.unit)
 
-    async def answer_tell(self, body: Any) -> ReportOut:
-        """The answer of ``/tell`` (``body`` of the experiment's tell model), once durable."""
-        return report_out(await self.change(self.experiment.tell, body.trial_id, body.reward, body.metrics))
+    async def answer_tell(self, body: Any) -> dict[str, Any]:
+        """The answer of ``/tell`` (``body`` of the experiment's tell model; a :class:`ReportOut`'s
+        fields), once durable."""
+        return report_fields(await self.change(self.experiment.tell, body.trial_id, body.reward, body.metrics))
 
     async def answer_ask_batch(self, body: AskBatchIn) -> dict[str, Any]:
         """The answer of ``/ask/batch`` (the fields of an :class:`AskBatchOut`, JSON-ready): up
@@ -164,7 +169,7 @@ class Service:
             return _item("conflict", trial_id, exc)
         except RewardRejected as exc:
             return _item("rejected", trial_id, exc)
-        return {"trial_id": trial_id, "status": report.status, "message": report.message}
+        return report_fields(report)
 
     def retire(self, bandit: int, arm: int | str, reason: str) -> RetireOut:
         """Retire an arm given by index or name (call through :meth:`change`)."""
@@ -246,7 +251,13 @@ class Service:
 
 
 def report_out(report: Report) -> ReportOut:
-    return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
+    return ReportOut(**report_fields(report))
+
+
+def report_fields(report: Report) -> dict[str, Any]:
+    """``report`` as answered: the fields of a :class:`ReportOut` (and of an accepted batch
+    item), in its order."""
+    return {"trial_id": report.trial_id, "status": report.status, "message": report.message}
 
 
 def _item(status: str, trial_id: int, refusal: Exception) -> dict[str, Any]:
