@@ -18,7 +18,8 @@ opened (one ask+tell each) before the clock starts.  The configurations alternat
 after round (``--rounds``), and each keeps its fastest round, because the machine may be
 shared; server and client CPU time per 1000 pairs (or trials) are reported beside each
 figure, and the load average before and after.  ``--profile DIR`` runs every ``armlab
-server`` and ``armlab serve`` under cProfile (``DIR/NAME.prof``, the last round's).
+server`` and ``armlab serve`` under cProfile (``DIR/NAME.prof``, the last round's; CPU time of
+the event loop's thread).
 
     python benchmarks/server_throughput.py [--pairs 4000] [--rounds 3]
 

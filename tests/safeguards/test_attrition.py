@@ -120,3 +120,19 @@ def test_false_alarms_at_the_stated_level():
     flagged, chi_square = simulate([0.9, 0.9], runs=500, trials=2000, seed=34, alpha=0.05)
     assert flagged.mean() <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 500)
     assert chi_square.mean() > 0.20
+
+
+def test_a_report_before_any_loss_leaves_the_maximum_exactly_where_recomputing_it_would():
+    """Reports closed by ints before any trial is lost skip the e-value (it is <= 0 then);
+    the running maximum equals, bit for bit, the one recomputed after every trial."""
+    rng = np.random.default_rng(3)
+    monitor, expected = AttritionMonitor(1, 4), np.float64(0.0)
+    arms = rng.integers(0, 4, 600)
+    lost = rng.choice([FAILED, ABANDONED], 600)  # arm 3 loses half its trials after the first 200
+    outcomes = np.where((np.arange(600) >= 200) & (arms == 3) & (rng.random(600) < 0.5), lost, REPORTED)
+    for arm, outcome in zip(arms, outcomes, strict=True):
+        monitor.dispatch(0, int(arm))
+        monitor.close(0, int(arm), int(outcome))
+        expected = np.maximum(expected, monitor.log_e(0))
+        assert monitor.max_log_e[0] == expected and monitor.log_e(0) <= expected
+    assert monitor.max_log_e[0] > 0  # the losses did move it

@@ -61,11 +61,19 @@ class AttritionMonitor:
     def close(self, rows: np.ndarray | int, arms: np.ndarray | int, outcomes: np.ndarray | int) -> None:
         """Count trials closed as ``REPORTED``, ``FAILED`` or ``ABANDONED`` and update the
         test: O(K) per trial (only the closing arm's term is recomputed).  Ints close one
-        trial (the live experiment's path: scalar indexing, a few microseconds)."""
+        trial (the live experiment's path: scalar indexing, a few microseconds).
+
+        One reported trial (ints) of a replica that never lost a trial leaves the test's
+        maximum as it was, so the e-value is not recomputed: with nothing lost, each arm's term
+        ``log B(s+1/2, 1/2) - log B(1/2, 1/2)`` is <= 0 (the beta function decreases in ``s``)
+        and the pooled term is 0, so the log e-value is <= 0 and its running maximum, which
+        starts at 0, stays put.  That is the live experiment's usual report."""
         self.closed[rows, arms, outcomes] += 1
         back = self.closed[rows, arms, REPORTED]
         lost = self.closed[rows, arms, FAILED] + self.closed[rows, arms, ABANDONED]
         self.arm_terms[rows, arms] = betaln(back + 0.5, lost + 0.5) - _PRIOR
+        if isinstance(outcomes, int) and outcomes == REPORTED and not self.closed[rows, :, FAILED:].any():
+            return
         self.max_log_e[rows] = np.maximum(self.max_log_e[rows], self.log_e(rows))
 
     def log_e(self, rows: np.ndarray | int | None = None) -> np.ndarray:
@@ -80,7 +88,11 @@ class AttritionMonitor:
     @property
     def flagged(self) -> np.ndarray:
         """Per replica: whether the e-value has ever reached ``1 / alpha``."""
-        return self.max_log_e >= math.log(1.0 / self.alpha)
+        return self.reaches(self.max_log_e)
+
+    def reaches(self, log_e: np.ndarray | float) -> np.ndarray | bool:
+        """Whether the log e-value ``log_e`` reaches the threshold ``log(1 / alpha)``."""
+        return log_e >= math.log(1.0 / self.alpha)
 
     def p_values(self) -> np.ndarray:
         """Anytime-valid p-values ``min(1, 1 / max E)``."""

@@ -189,24 +189,26 @@ def experiment_app(service: Service, lifespan: Any = None) -> FastAPI:
     _install_error_handlers(app, service)
     app.add_middleware(HotRoutes, service=service, handlers=app.exception_handlers)  # the innermost: valid asks and tells
 
-    @app.post("/ask", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
-    async def ask(body: AskIn) -> TrialOut:
+    @app.post("/ask", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}}, response_model=TrialOut)
+    async def ask(body: AskIn) -> dict[str, Any]:
         """Dispatch the policy's next trial (idempotent per ``key``); ``{}`` asks with no key and no wait."""
         return await service.answer_ask(body)
 
-    @app.post("/tell", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}})
-    async def tell(body: TellBody) -> ReportOut:  # type: ignore[valid-type]
+    @app.post("/tell", dependencies=guard, responses={**_ERRORS, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
+              response_model=ReportOut)
+    async def tell(body: TellBody) -> dict[str, Any]:  # type: ignore[valid-type]
         """Report a trial's reward; answered once the report is durable."""
         return await service.answer_tell(body)
 
-    @app.post("/ask/batch", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}})
-    async def ask_batch(body: AskBatchIn) -> AskBatchOut:
+    @app.post("/ask/batch", dependencies=guard, responses={**_ERRORS, 409: {"model": ErrorOut}},
+              response_model=AskBatchOut)
+    async def ask_batch(body: AskBatchIn) -> dict[str, Any]:
         """Dispatch up to ``count`` trials in one request (one journal transaction); fewer when
         the experiment cannot dispatch more, 409 only when it can dispatch none."""
         return await service.answer_ask_batch(body)
 
-    @app.post("/tell/batch", dependencies=guard, responses=_ERRORS)
-    async def tell_batch(body: TellBatchIn) -> TellBatchOut:
+    @app.post("/tell/batch", dependencies=guard, responses=_ERRORS, response_model=TellBatchOut)
+    async def tell_batch(body: TellBatchIn) -> dict[str, Any]:
         """Report many rewards in one request (one journal transaction), with a result per report."""
         return await service.answer_tell_batch(body)
 

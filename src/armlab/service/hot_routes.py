@@ -47,7 +47,7 @@ class HotRoutes:
         self.app = app
         self.handlers = handlers
         experiment = service.experiment
-        self.routes: dict[str, tuple[type[BaseModel], Callable[[Any], Awaitable[BaseModel]]]] = {
+        self.routes: dict[str, tuple[type[BaseModel], Callable[[Any], Awaitable[dict[str, Any]]]]] = {
             "/ask": (AskIn, service.answer_ask),
             "/tell": (tell_model(experiment.problem.reward_range), service.answer_tell),
             "/ask/batch": (AskBatchIn, service.answer_ask_batch),
@@ -69,7 +69,7 @@ class HotRoutes:
             await self.app(scope, replay(messages, receive), send)
             return
         try:
-            response: Response = JSONResponse((await call(fields)).model_dump())
+            response: Response = JSONResponse(await call(fields))  # the answer's fields, JSON-ready
         except Exception as exc:
             handler = self._handler(exc)
             if handler is None:

@@ -32,17 +32,14 @@ from armlab.orchestrator.live.session import LiveSession
 from armlab.service.events import EventHub
 from armlab.service.models import (
     AskBatchIn,
-    AskBatchOut,
     AskIn,
-    ItemReportOut,
     ReportOut,
     RetireOut,
     TellBatchIn,
-    TellBatchOut,
     TrialOut,
 )
 
-__all__ = ["Service", "report_out", "trial_out"]
+__all__ = ["Service", "report_fields", "report_out", "trial_fields", "trial_out"]
 
 log = get_logger(__name__)
 
@@ -100,13 +97,14 @@ class Service:
         """When the experiment last changed while served (None before its first change)."""
         return self.experiment.last_change
 
-    async def ask(self, key: str | None, wait: float, unit: str | None = None) -> TrialOut:
-        """Dispatch a trial (for sticky ``unit``), waiting up to ``wait`` seconds for an in-flight slot."""
+    async def ask(self, key: str | None, wait: float, unit: str | None = None) -> dict[str, Any]:
+        """Dispatch a trial (for sticky ``unit``), waiting up to ``wait`` seconds for an in-flight
+        slot; the trial's answer (:func:`trial_fields`)."""
         self._refuse_dispatch()
         deadline = anyio.current_time() + wait
         while True:
             try:
-                return trial_out(self, await self.change(self._ask_now, key, unit))
+                return trial_fields(self, await self.change(self._ask_now, key, unit))
             except NoTrialAvailable as exc:
                 remaining = deadline - anyio.current_time()
                 if exc.state is not ExperimentState.IN_FLIGHT_FULL or remaining <= 0:
@@ -118,23 +116,29 @@ class Service:
         return self.experiment.ask(key, unit)
 
     # -- the answers of the four hot routes (the app's routes and HotRoutes both call these) --
-    async def answer_ask(self, body: AskIn) -> TrialOut:
-        """The answer of ``/ask``."""
+    # Each is the fields of the route's answer model, JSON-ready and in the model's order, built
+    # from values known to be valid: HotRoutes encodes them as they are, and the app's routes
+    # validate them through their response models, which gives the same bytes.
+    async def answer_ask(self, body: AskIn) -> dict[str, Any]:
+        """The answer of ``/ask`` (a :class:`TrialOut`'s fields)."""
         return await self.ask(body.key, body.wait, body.unit)
 
-    async def answer_tell(self, body: Any) -> ReportOut:
-        """The answer of ``/tell`` (``body`` of the experiment's tell model), once durable."""
-        return report_out(await self.change(self.experiment.tell, body.trial_id, body.reward, body.metrics))
+    async def answer_tell(self, body: Any) -> dict[str, Any]:
+        """The answer of ``/tell`` (``body`` of the experiment's tell model; a :class:`ReportOut`'s
+        fields), once durable."""
+        return report_fields(await self.change(self.experiment.tell, body.trial_id, body.reward, body.metrics))
 
-    async def answer_ask_batch(self, body: AskBatchIn) -> AskBatchOut:
-        """The answer of ``/ask/batch``: up to ``count`` trials dispatched in one journal batch."""
+    async def answer_ask_batch(self, body: AskBatchIn) -> dict[str, Any]:
+        """The answer of ``/ask/batch`` (the fields of an :class:`AskBatchOut`, JSON-ready): up
+        to ``count`` trials dispatched in one journal batch."""
         trials = await self.change(self.ask_many, body.count, body.keys, body.units)
-        return AskBatchOut.model_construct(trials=[trial_out(self, t) for t in trials], state=self.state)
+        return {"trials": [trial_fields(self, t) for t in trials], "state": self.state}
 
-    async def answer_tell_batch(self, body: TellBatchIn) -> TellBatchOut:
-        """The answer of ``/tell/batch``: every report in one journal batch, a result each."""
+    async def answer_tell_batch(self, body: TellBatchIn) -> dict[str, Any]:
+        """The answer of ``/tell/batch`` (the fields of a :class:`TellBatchOut`, JSON-ready):
+        every report in one journal batch, a result each."""
         reports = [(r.trial_id, r.reward, r.metrics) for r in body.reports]
-        return TellBatchOut.model_construct(results=await self.change(self.tell_many, reports))
+        return {"results": await self.change(self.tell_many, reports)}
 
     def ask_many(self, count: int, keys: list[str] | None, units: list[str] | None = None) -> list[Trial]:
         """Dispatch up to ``count`` trials at once (call through :meth:`change`: one journal batch)."""
@@ -151,12 +155,12 @@ class Service:
                 break
         return records
 
-    def tell_many(self, reports: list[tuple[int, Any, Any]]) -> list[ItemReportOut]:
+    def tell_many(self, reports: list[tuple[int, Any, Any]]) -> list[dict[str, Any]]:
         """Report many ``(trial, reward, metrics)`` (call through :meth:`change`), a result per
-        report, never an exception."""
+        report (the fields of an :class:`ItemReportOut`), never an exception."""
         return [self._tell_one(*report) for report in reports]
 
-    def _tell_one(self, trial_id: int, reward: Any, metrics: Any = None) -> ItemReportOut:
+    def _tell_one(self, trial_id: int, reward: Any, metrics: Any = None) -> dict[str, Any]:
         try:
             report = self.experiment.tell(trial_id, reward, metrics)
         except UnknownTrial as exc:
@@ -165,7 +169,7 @@ class Service:
             return _item("conflict", trial_id, exc)
         except RewardRejected as exc:
             return _item("rejected", trial_id, exc)
-        return ItemReportOut.model_construct(trial_id=trial_id, status=report.status, message=report.message)
+        return report_fields(report)
 
     def retire(self, bandit: int, arm: int | str, reason: str) -> RetireOut:
         """Retire an arm given by index or name (call through :meth:`change`)."""
@@ -247,20 +251,30 @@ class Service:
 
 
 def report_out(report: Report) -> ReportOut:
-    return ReportOut(trial_id=report.trial_id, status=report.status, message=report.message)
+    return ReportOut(**report_fields(report))
 
 
-def _item(status: str, trial_id: int, refusal: Exception) -> ItemReportOut:
-    return ItemReportOut.model_construct(trial_id=trial_id, status=status, message=str(refusal))
+def report_fields(report: Report) -> dict[str, Any]:
+    """``report`` as answered: the fields of a :class:`ReportOut` (and of an accepted batch
+    item), in its order."""
+    return {"trial_id": report.trial_id, "status": report.status, "message": report.message}
+
+
+def _item(status: str, trial_id: int, refusal: Exception) -> dict[str, Any]:
+    return {"trial_id": trial_id, "status": status, "message": str(refusal)}
 
 
 def trial_out(service: Service, trial: Trial) -> TrialOut:
-    """``trial`` as answered, with its record's status and unit and the ask's exposure, built
-    from fields known to be valid (not validated again: a batch answers up to a thousand)."""
+    """``trial`` as answered (:func:`trial_fields`)."""
+    return TrialOut.model_construct(**trial_fields(service, trial))
+
+
+def trial_fields(service: Service, trial: Trial) -> dict[str, Any]:
+    """``trial`` as answered, with its record's status and unit and the ask's exposure: the
+    fields of a :class:`TrialOut` in its order, from values known to be valid (neither
+    validated again nor made into a model: a batch answers up to a thousand)."""
     record = service.experiment.record(trial.id)
     session = service.session
-    return TrialOut.model_construct(trial_id=trial.id, arm=trial.arm,
-                                    arm_name=session.arm_names(trial.bandit)[trial.arm],
-                                    bandit_label=session.plan.bandits[trial.bandit].label,
-                                    bandit=trial.bandit, pull=trial.pull, status=record.status.value,
-                                    unit=record.unit, exposure=trial.exposure)
+    return {"trial_id": trial.id, "arm": trial.arm, "arm_name": session.arm_names(trial.bandit)[trial.arm],
+            "bandit": trial.bandit, "bandit_label": session.plan.bandits[trial.bandit].label, "pull": trial.pull,
+            "status": record.status.value, "unit": record.unit, "exposure": trial.exposure}

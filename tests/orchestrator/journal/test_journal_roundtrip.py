@@ -9,6 +9,7 @@ verifies, replays and salvages.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -291,3 +292,17 @@ def test_lone_surrogates_in_a_key_and_a_reason_are_journaled_and_the_key_still_m
         assert resumed.experiment.record(trial.id).reason == "gone \\udfff"
     finally:
         resumed.close()
+
+
+def test_an_event_already_as_stored_is_not_copied_and_any_other_is():
+    """The live experiment's events are stored as they are (no copy per event written); a
+    field that would read back otherwise (``-0.0``, an int time, a NUL) still makes a copy."""
+    event = Event("result", 3, 1, reward=0.5, reason="r", key="k", at=12.5, propensity=1.0, unit="u", metrics="{}")
+    assert as_stored(event) is event
+    for changed in (dataclasses.replace(event, reward=-0.0), dataclasses.replace(event, at=-0.0),
+                    dataclasses.replace(event, at=12), dataclasses.replace(event, key="a\x00"),
+                    dataclasses.replace(event, propensity=-0.0)):
+        stored = as_stored(changed)
+        assert stored is not changed and stored == as_stored(stored)
+        assert math.copysign(1, stored.at) == 1 and type(stored.at) is float
+        assert stored.reward is None or math.copysign(1, stored.reward) == 1

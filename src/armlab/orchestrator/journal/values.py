@@ -16,6 +16,7 @@ value that enters any other way is still stored as it was hashed.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from armlab.orchestrator.journal.schema import Event
 
@@ -39,11 +40,24 @@ def stored_text(text: str) -> str:
 
 
 def as_stored(event: Event) -> Event:
-    """``event`` with every field as the journal's table returns it."""
+    """``event`` with every field as the journal's table returns it: ``event`` itself when
+    every field already is (the live experiment's events, which it made so), else a copy."""
     reward = None if event.reward is None else stored_float(event.reward)
     key = None if event.key is None else stored_text(event.key)
     propensity = None if event.propensity is None else stored_float(event.propensity)
     unit = None if event.unit is None else stored_text(event.unit)
     metrics = None if event.metrics is None else stored_text(event.metrics)
-    return dataclasses.replace(event, reward=reward, reason=stored_text(event.reason), key=key,
-                               at=stored_float(event.at), propensity=propensity, unit=unit, metrics=metrics)
+    reason, at = stored_text(event.reason), stored_float(event.at)
+    if (_same(reward, event.reward) and _same(propensity, event.propensity) and _same(at, event.at)
+            and (reason, key, unit, metrics) == (event.reason, event.key, event.unit, event.metrics)):
+        return event
+    return dataclasses.replace(event, reward=reward, reason=reason, key=key, at=at, propensity=propensity,
+                               unit=unit, metrics=metrics)
+
+
+def _same(stored: float | None, given: float | None) -> bool:
+    """Whether ``given`` is already the float ``stored`` bit for bit (``-0.0`` is not ``0.0``;
+    an int, or a NaN, which no event holds, counts as changed)."""
+    if given is None:
+        return True
+    return type(given) is float and stored == given and math.copysign(1.0, stored) == math.copysign(1.0, given)

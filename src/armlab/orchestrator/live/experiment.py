@@ -47,7 +47,7 @@ from armlab.log import get_logger
 from armlab.orchestrator.core import DecisionCore
 from armlab.orchestrator.journal.values import stored_float, stored_text
 from armlab.orchestrator.live import answers
-from armlab.orchestrator.live.exploration_floor import ExplorationFloor, LoggedChoice
+from armlab.orchestrator.live.exploration_floor import ExplorationFloor, LoggedChoice, chooses_deterministically
 from armlab.orchestrator.live.safeguards import FIXED_SAMPLE_LABEL, LiveSafeguards, metrics_text
 from armlab.orchestrator.live.types import (
     Counters,
@@ -140,6 +140,7 @@ class LiveExperiment:
         self.stop_record: dict[str, Any] | None = None  # when, why and with what answer it stopped
         self.floor = ExplorationFloor(exploration_floor, seed)
         self._joint = type(self.core.allocator).select_arms is not Allocator.select_arms  # it picks arms too
+        self._deterministic = [chooses_deterministically(p) for p in self.core.policies]  # propensity 1 at the choice
         self.safeguards = LiveSafeguards(self.problems, guardrails, stopping)
 
     def __repr__(self) -> str:
@@ -368,7 +369,8 @@ class LiveExperiment:
         arm = self.floor.arm(len(self.trials), policy_arm, stats)
         if self.recorder is None or self._replay_at is not None:
             return LoggedChoice(arm)
-        return self.floor.logged(arm, None if self._joint else self.core.policies[bandit], stats, policy_arm)
+        return self.floor.logged(arm, None if self._joint else self.core.policies[bandit], stats, policy_arm,
+                                 self._deterministic[bandit])
 
     def tell(self, trial_id: int, reward: Any, metrics: Any = None) -> Report:
         """Report the reward of a trial (see the module docstring for every case), with named
@@ -536,7 +538,8 @@ class LiveExperiment:
         arm = np.array([event.arm])
         bandit = event.bandit
         if event.kind == "dispatch":
-            pull = int(self.core.stats[bandit].pulls[0, event.arm])
+            stats = self.core.stats[bandit]  # its pulls at one arm, without the (1, K) array of ``pulls``
+            pull = int(stats.counts[0, event.arm] + stats.pending[0, event.arm])
             trial = Trial(id=event.trial, arm=event.arm, bandit=bandit, pull=pull)
             record = TrialRecord(trial, dispatched_at=event.at, key=event.key, unit=event.unit)
             self.trials.append(record)

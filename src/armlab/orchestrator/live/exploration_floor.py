@@ -17,11 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from armlab.plugins._fast.active_arms import uniform_active_arm
+from armlab.plugins.index_policy import IndexPolicy
 from armlab.plugins.interfaces import Policy
 from armlab.random import KeyedRandom
 from armlab.stats import ArmStats
 
-__all__ = ["ExplorationFloor", "LoggedChoice"]
+__all__ = ["ExplorationFloor", "LoggedChoice", "chooses_deterministically"]
 
 _ROW = np.zeros(1, dtype=np.int64)
 
@@ -52,17 +53,32 @@ class ExplorationFloor:
             return policy_arm
         return int(uniform_active_arm(stats, u[:, 1])[0])
 
-    def logged(self, arm: int, policy: Policy | None, stats: ArmStats, policy_arm: int) -> LoggedChoice:
+    def logged(self, arm: int, policy: Policy | None, stats: ArmStats, policy_arm: int,
+               deterministic: bool = False) -> LoggedChoice:
         """``arm`` with its propensity under the floor, from ``policy``'s own propensities
         given the arm ``policy_arm`` its ``select`` just returned (``None`` for a policy that
-        did not choose the arm alone: a joint allocator's)."""
+        did not choose the arm alone: a joint allocator's).  ``deterministic``: the policy is
+        one whose propensities are 1 at its choice (:func:`chooses_deterministically`), which
+        needs no call."""
         if policy is None:
             return LoggedChoice(arm)
-        p, draws = policy.propensities(stats, np.array([policy_arm], dtype=np.int64))
-        if p is None:
-            return LoggedChoice(arm)
+        if deterministic:
+            p_arm, draws = (1.0 if arm == policy_arm else 0.0), None
+        else:
+            p, draws = policy.propensities(stats, np.array([policy_arm], dtype=np.int64))
+            if p is None:
+                return LoggedChoice(arm)
+            p_arm = float(p[0, arm])
         if self.epsilon == 0.0:  # the formula below with epsilon 0, without summing the active arms
-            return LoggedChoice(arm, min(float(p[0, arm]), 1.0), draws)
+            return LoggedChoice(arm, min(p_arm, 1.0), draws)
         active = stats.active[0]
-        floored = (1.0 - self.epsilon) * float(p[0, arm]) + self.epsilon * float(active[arm]) / int(active.sum())
+        floored = (1.0 - self.epsilon) * p_arm + self.epsilon * float(active[arm]) / int(active.sum())
         return LoggedChoice(arm, min(floored, 1.0), draws)
+
+
+def chooses_deterministically(policy: Policy) -> bool:
+    """Whether ``policy``'s propensities are exactly 1 at the arm its ``select`` returned (and 0
+    elsewhere) whatever the statistics: an index policy with lowest-index ties that keeps
+    :meth:`IndexPolicy.propensities <armlab.plugins.index_policy.IndexPolicy.propensities>`.
+    Such a dispatch's propensity then costs no call (the journaled value is the same)."""
+    return type(policy).propensities is IndexPolicy.propensities and policy.tie_rng() is None  # type: ignore[attr-defined]

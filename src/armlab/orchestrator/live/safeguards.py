@@ -119,9 +119,11 @@ class LiveSafeguards:
 
     def _close(self, bandit: int, arm: int, outcome: int) -> bool:
         monitor = self.attrition[bandit]
-        before = bool(monitor.flagged[0])
+        before = monitor.max_log_e[0]
         monitor.close(0, arm, outcome)
-        return not before and bool(monitor.flagged[0])
+        after = monitor.max_log_e[0]
+        # the flag only rises with the maximum: a report that leaves it in place costs no comparison
+        return after != before and not monitor.reaches(before) and bool(monitor.reaches(after))
 
     def retired(self, event: Event) -> dict[str, Any] | None:
         """Keep a guardrail retirement's evidence (journaled as its reason); None for others."""
