@@ -37,7 +37,7 @@ from armlab.errors import ConfigError
 from armlab.log import get_logger
 from armlab.orchestrator.journal.postgres_schema import JournalInUse
 from armlab.orchestrator.journal.store import JournalError
-from armlab.orchestrator.live.session import LiveSession
+from armlab.orchestrator.live.session import LiveSession, journal_meta
 from armlab.plugins.registry import Registry
 from armlab.service.app import experiment_app, new_service
 from armlab.service.events import EventHub
@@ -126,7 +126,7 @@ class Experiments:
             pass
         session = served_session(config, self.base_dir, self.registry)
         text = config if isinstance(config, str) else json.dumps(config, sort_keys=True)
-        record = self.storage.create_experiment(name, text, session.journal_meta())
+        record = self.storage.create_experiment(name, text, journal_meta(session.plan))
         self.storage.save_summary(name, {"state": session.experiment.state.value, "trials": 0, "recommendation": None,
                                          "budget": session.config.problem.budget}, None)
         return record

@@ -153,16 +153,16 @@ def test_every_acknowledged_append_survives_kill_9(tmp_path):
 async def test_group_commit_batches_and_waits_for_durability(tmp_path):
     journal = Journal.create(tmp_path / "j.sqlite", {})
     writer = GroupCommit(journal)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(writer.run)
+    async with writer.batching():
         for i in range(20):
             writer.record(Event("dispatch", i, 0, at=0))
+        assert writer.written == 0  # buffered, not yet durable
         await writer.durable()
         assert writer.written == 20 and writer.batches < 20
         writer.record(Event("dispatch", 20, 0, at=0))
         await writer.durable()
-        tg.cancel_scope.cancel()
-    assert [e.trial for e in journal.events()] == list(range(21))
+    writer.record(Event("dispatch", 21, 0, at=0))  # outside batching: committed by the call itself
+    assert writer.written == 22 and [e.trial for e in journal.events()] == list(range(22))
     journal.close()
 
 
@@ -171,8 +171,7 @@ async def test_group_commit_failure_is_loud(tmp_path):
     journal.append(Event("dispatch", 0, 0, at=0))
     writer = GroupCommit(journal)
     with pytest.raises(ExceptionGroup) as group:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(writer.run)
+        async with writer.batching():
             writer.record(Event("dispatch", 0, 0, at=0))  # violates the schema: the batch fails
             with pytest.raises(JournalError):
                 await writer.durable()

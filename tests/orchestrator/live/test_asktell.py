@@ -250,9 +250,8 @@ def test_replay_after_a_crash_equals_the_run_that_never_stopped(live, actions, c
     crashed_journal = []
     before = fresh(crashed_journal.append)
     _drive(before, actions[:cut], live.conversion)
-    resumed = fresh()
-    resumed.replay(list(crashed_journal))
-    resumed.recorder = crashed_journal.append
+    resumed = fresh(crashed_journal.append)
+    resumed.replay(list(crashed_journal))  # records nothing: the journal holds these events
     _drive(resumed, actions[cut:], live.conversion)
 
     assert live.state(resumed) == live.state(uninterrupted)

@@ -1,11 +1,15 @@
 """Batched, durable journal writes for a live experiment driven from an event loop.
 
 This module holds the durability contract of the live path; it is enforced here and
-stated nowhere else.  While a live run or the HTTP service is up, :class:`GroupCommit` is
-the experiment's recorder: the experiment hands it each change's event *before* applying
-the change (a refused event leaves the experiment unchanged), the event is **buffered, not
-yet durable**, and the change is applied at once.  A worker thread commits the buffer batch
-after batch, each in one transaction (one fsync for many events), while the changes made
+stated nowhere else.  A :class:`GroupCommit` is a live experiment's recorder for the whole
+session (given to the experiment once, when it is built; a replay never calls it): the
+experiment hands it each change's event *before* applying the change, and a refused event
+leaves the experiment unchanged.  Outside :meth:`GroupCommit.batching` (a script that
+drives the experiment step by step, the moments before a driver starts and after it ends) the
+record call commits the event itself, so it is durable before it is applied.  Within it
+(while a live run or the HTTP service is up) the event is **buffered, not yet durable**, and
+the change is applied at once; a background task commits the buffer batch after batch in a
+worker thread, each in one transaction (one fsync for many events), while the changes made
 meanwhile build the next batch.  The rules that keep a crash or a failed write from losing
 or inventing anything:
 
@@ -20,23 +24,22 @@ or inventing anything:
   *every* event recorded before the call is committed, so an answer made from batch N's
   events in batch N+1 waits for both.  :meth:`GroupCommit.change` is the one call that does
   change -> durable.
-* **A failed write is final.**  The failure is set before the batch's lock is let go, so no
+* **A failed batch is final.**  The failure is set before the batch's lock is let go, so no
   later batch is ever written (neither by the writer, which stops, nor by :meth:`flush`);
-  every later change is refused, every waiter of :meth:`durable` whose events were not
-  committed gets the error (those of the failed batch and of the one built meanwhile alike),
-  and the driver stops (``on_failure``).  The experiment in memory then holds changes that
-  are not in the journal: the driver serves nothing more from it, and a restart replays the
-  durable prefix.
-
-Without a group commit (``armlab run`` with a plain :class:`~armlab.orchestrator.journal.store.Journal`
-as recorder, or a replay) each event is committed by the recorder call itself, so it is
-durable before it is applied.
+  every later change is refused, within :meth:`~GroupCommit.batching` and after it, every
+  waiter of :meth:`durable` whose events were not committed gets the error (those of the
+  failed batch and of the one built meanwhile alike), and the driver stops (``on_failure``).
+  The experiment in memory then holds changes that are not in the journal: the driver serves
+  nothing more from it, and a restart replays the durable prefix.  (A failed commit of one
+  event outside :meth:`~GroupCommit.batching` is only that call's error: its change was
+  never made, and nothing was built on it.)
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import ParamSpec, TypeVar
 
 import anyio
@@ -51,7 +54,8 @@ _R = TypeVar("_R")
 
 
 class GroupCommit:
-    """Buffer the events recorded on the event loop and commit them batch by batch."""
+    """A live experiment's recorder: each event committed at once, or, within
+    :meth:`batching`, buffered on the event loop and committed batch by batch."""
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
@@ -63,13 +67,20 @@ class GroupCommit:
         self._work = anyio.Event()
         self._progress = anyio.Event()
         self._write_lock = threading.Lock()  # one writer at a time: the worker thread, or flush()
+        self._batching = False
 
     def __repr__(self) -> str:
         return f"GroupCommit(recorded={self.recorded}, written={self.written}, batches={self.batches})"
 
     def record(self, event: Event) -> None:
-        """The experiment's recorder: buffer ``event`` for the next batch."""
+        """The experiment's recorder: commit ``event`` now, or within :meth:`batching` buffer
+        it for the next batch."""
         self._raise_if_failed()
+        if not self._batching:
+            self.journal.append(event)  # durable before the change is applied
+            self.recorded += 1
+            self.written += 1
+            return
         self._buffer.append(event)
         self.recorded += 1
         self._work.set()
@@ -93,7 +104,27 @@ class GroupCommit:
         if self.failure is not None:
             raise JournalError(f"the journal can no longer be written: {self.failure}")
 
-    async def run(self, on_failure: Callable[[JournalError], None] | None = None) -> None:
+    @asynccontextmanager
+    async def batching(self, on_failure: Callable[[JournalError], None] | None = None) -> AsyncIterator[None]:
+        """Within this context, events are buffered and committed batch by batch by a
+        background task; on leaving it (even cancelled) every buffered event is written, and
+        the record call commits each event itself again.  A failed write is passed to
+        ``on_failure`` (else raised), and from then on every change is refused: nothing is
+        ever written after a gap."""
+        self._batching = True
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._run, on_failure)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()  # a batch being written is finished first
+        finally:
+            self._batching = False
+            if self.failure is None:
+                self.flush()
+
+    async def _run(self, on_failure: Callable[[JournalError], None] | None) -> None:
         """Write batches until cancelled.  A failed write ends the writer for good: it is
         passed to ``on_failure`` if given (the service stops itself), else re-raised.
 
@@ -115,7 +146,7 @@ class GroupCommit:
                 self._progress = anyio.Event()
 
     def flush(self) -> None:
-        """Write what is still buffered (once :meth:`run` has ended; never after a failure:
+        """Write what is still buffered (once the batching task has ended; never after a failure:
         a failed write here raises, and the writer refuses every change from then on).
 
         Should a shutdown reach here while the worker thread still writes (an interpreter

@@ -86,7 +86,7 @@ class LiveExperiment:
     one-bandit experiment); ``allocator`` shares the budget between several bandits.
     ``in_flight`` bounds the pending trials; ``checkpoints`` are counts of dispatched trials
     at which the recommendation is kept (as in simulated runs); ``recorder(event)`` is
-    called before each change is applied (the journal); ``clock`` stamps events;
+    called before each change is applied (the journal; never by :meth:`replay`); ``clock`` stamps events;
     ``exploration_floor`` sends that share of the trials to a uniformly drawn active arm
     (:mod:`~armlab.orchestrator.live.exploration_floor`).  Each dispatch journals the
     propensity of its arm.  ``guardrails`` and ``stopping`` are the safeguards of
@@ -469,14 +469,13 @@ class LiveExperiment:
         policy or configuration is caught (:class:`JournalMismatch`) instead of silently
         producing a different run.
         """
-        recorder, self.recorder = self.recorder, None
         n = 0
         try:
             for n, event in enumerate(events, start=1):
                 self._replay_at = event.at
                 self._replay_one(n, event)
         finally:
-            self.recorder, self._replay_at = recorder, None
+            self._replay_at = None
         if n:
             log.info("journal_replayed", events=n, state=self.state.value, dispatched=len(self.trials))
         return n
@@ -523,11 +522,13 @@ class LiveExperiment:
         return self.clock() if self._replay_at is None else self._replay_at
 
     def _commit(self, event: Event) -> None:
+        if self._replay_at is not None:  # replaying what the journal already holds
+            self._apply(event)
+            return
         if self.recorder is not None:
             self.recorder(event)  # recorded first: if this raises, nothing changed
         self._apply(event)
-        if self._replay_at is None:
-            self.last_change = event.at
+        self.last_change = event.at
 
     def _emit(self, event: ev.ExperimentEvent) -> None:
         for listener, wants in self._listeners:

@@ -4,9 +4,11 @@ A :class:`LiveSession` is the one place where a live experiment's parts are put 
 the validated plan, the live source, the ask/tell :class:`~armlab.orchestrator.live.experiment.LiveExperiment`
 and (optionally) its :class:`~armlab.orchestrator.journal.store.Journal`.  ``armlab run``, ``armlab serve`` and ``armlab resume`` all open one.
 
-Opening an existing journal rebuilds the experiment from the configuration stored in it,
-replays every event, and only then attaches the journal as recorder, so the continued run
-is the run that never stopped.
+With a journal, the experiment's recorder is the session's
+:class:`~armlab.orchestrator.journal.group_commit.GroupCommit`, given once when the experiment
+is built.  Opening an existing journal rebuilds the experiment from the configuration stored
+in it and replays every event (a replay records nothing), so the continued run is the run
+that never stopped.
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from armlab.adapters.base import LiveSource
 from armlab.config import ExperimentConfig, load_config, validate_config
 from armlab.errors import ConfigError
@@ -26,11 +26,10 @@ from armlab.orchestrator.journal.group_commit import GroupCommit
 from armlab.orchestrator.journal.store import Journal, JournalError
 from armlab.orchestrator.live.experiment import LiveExperiment
 from armlab.orchestrator.live.run import LiveRun
-from armlab.orchestrator.live.types import Event
 from armlab.plan import ExperimentPlan, build_plan
 from armlab.plugins.registry import Registry, default_registry
 
-__all__ = ["LiveSession"]
+__all__ = ["LiveSession", "journal_meta"]
 
 
 @dataclass
@@ -41,6 +40,7 @@ class LiveSession:
     sources: list[LiveSource]  # one per bandit
     experiment: LiveExperiment
     journal: Journal | None = None
+    writer: GroupCommit | None = None  # the experiment's recorder (with a journal)
     replayed: int = 0
 
     @property
@@ -61,21 +61,14 @@ class LiveSession:
 
     @classmethod
     def from_plan(cls, plan: ExperimentPlan, journal: Journal | None = None) -> LiveSession:
-        """A fresh session (no events yet) of a validated live plan (one bandit or several)."""
+        """A fresh session (no events yet) of a validated live plan (one bandit or several),
+        recording into ``journal`` if given."""
+        _require_live(plan)
         cfg = plan.config
-        if not plan.live:
-            raise ConfigError(
-                f"source {plan.bandits[0].source_cls.name!r} is simulated; a live session needs a live "
-                "source (callback, command, webhook or external)"
-            )
-        if len(plan.policies) != 1:
-            raise ConfigError(
-                f"a live experiment runs exactly one policy (its source is live); "
-                f"the config lists {len(plan.policies)} in [[policies]]"
-            )
         sources = [plan.create_source(b) for b in range(len(plan.bandits))]
         assert all(isinstance(source, LiveSource) for source in sources)
         spec = plan.policies[0]
+        writer = None if journal is None else GroupCommit(journal)
         experiment = LiveExperiment(
             spec.create,
             [plan.problem(source, None, b) for b, source in enumerate(sources)],
@@ -86,8 +79,9 @@ class LiveSession:
             exploration_floor=cfg.exploration_floor,
             guardrails=cfg.guardrails,
             stopping=cfg.stopping,
+            recorder=None if writer is None else writer.record,
         )
-        return cls(plan, sources, experiment, journal)  # type: ignore[arg-type]
+        return cls(plan, sources, experiment, journal, writer)  # type: ignore[arg-type]
 
     @classmethod
     def open(
@@ -112,19 +106,18 @@ class LiveSession:
         if not path.exists():
             if config is None:
                 raise ConfigError(f"journal {str(path)!r} does not exist; give the experiment's config to start it")
-            session = cls.from_plan(build_plan(config, registry))
-            session.journal = Journal.create(path, session.journal_meta())
-            session.experiment.recorder = session.journal
-            return session
+            plan = build_plan(config, registry)
+            _require_live(plan)  # before the file is created
+            return cls.from_plan(plan, Journal.create(path, journal_meta(plan)))
         return cls.resume(Journal.open(path), config, registry)
 
     @classmethod
     def resume(
         cls, journal: Journal, config: ExperimentConfig | None = None, registry: Registry | None = None
     ) -> LiveSession:
-        """Rebuild the experiment stored in the open ``journal``, replay its events, and attach
-        it as recorder (``journal`` is closed if that fails).  ``config``, if given, must
-        equal the stored one."""
+        """Rebuild the experiment stored in the open ``journal`` and replay its events; it
+        records into ``journal`` from then on (``journal`` is closed if that fails).
+        ``config``, if given, must equal the stored one."""
         try:
             stored = validate_config(journal.meta["config"]).located(journal.meta.get("base_dir"))
             if config is not None:
@@ -134,19 +127,7 @@ class LiveSession:
         except BaseException:
             journal.close()
             raise
-        session.experiment.recorder = journal
         return session
-
-    def journal_meta(self) -> dict[str, Any]:
-        """What a new journal of this session stores besides its events (its config first)."""
-        config = self.config
-        return {
-            "config": config.model_dump(mode="json"),
-            "base_dir": str(config.path_base.directory),
-            "seed": config.seed,
-            "policy": self.label,
-            "source": self.sources[0].name,
-        }
 
     def live_run(self) -> LiveRun:
         """The async driver that runs this session's trials through its source."""
@@ -167,32 +148,18 @@ class LiveSession:
     async def group_commit(
         self, on_failure: Callable[[JournalError], None] | None = None
     ) -> AsyncIterator[GroupCommit | None]:
-        """Within this context, journal writes are batched (see :class:`GroupCommit`).
+        """Within this context, journal writes are batched (:meth:`GroupCommit.batching`).
 
         Yields the writer (None without a journal): await its ``durable()`` before
         acknowledging a change.  On a clean exit (even cancelled) every recorded event is
-        written.  A failed write is passed to
-        ``on_failure`` (else raised), and from then on every change is refused: nothing is
-        ever written after a gap.
+        written.  A failed write is passed to ``on_failure`` (else raised), and from then on
+        every change is refused: nothing is ever written after a gap.
         """
-        if self.journal is None:
+        if self.writer is None:
             yield None
             return
-        writer = GroupCommit(self.journal)
-        self.experiment.recorder = writer.record
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(writer.run, on_failure)
-                try:
-                    yield writer
-                finally:
-                    tg.cancel_scope.cancel()  # a batch being written is finished first
-        finally:
-            if writer.failure is None:
-                writer.flush()
-                self.experiment.recorder = self.journal
-            else:
-                self.experiment.recorder = _refuse_after(writer.failure)
+        async with self.writer.batching(on_failure):
+            yield self.writer
 
     def policy_summary(self) -> dict[str, Any]:
         """``{label: {...}}``: the live entry of ``summary.json``.
@@ -214,13 +181,30 @@ class LiveSession:
             self.journal.close()
 
 
-def _refuse_after(failure: JournalError) -> Callable[[Event], None]:
-    """A recorder that refuses every change once the journal failed to write."""
+def _require_live(plan: ExperimentPlan) -> None:
+    """Refuse a plan that is not one live experiment (a simulated source, several policies)."""
+    if not plan.live:
+        raise ConfigError(
+            f"source {plan.bandits[0].source_cls.name!r} is simulated; a live session needs a live "
+            "source (callback, command, webhook or external)"
+        )
+    if len(plan.policies) != 1:
+        raise ConfigError(
+            f"a live experiment runs exactly one policy (its source is live); "
+            f"the config lists {len(plan.policies)} in [[policies]]"
+        )
 
-    def refuse(event: Event) -> None:
-        raise JournalError(f"the journal failed earlier and takes no more events: {failure}")
 
-    return refuse
+def journal_meta(plan: ExperimentPlan) -> dict[str, Any]:
+    """What a new journal of ``plan``'s experiment stores besides its events (its config first)."""
+    config = plan.config
+    return {
+        "config": config.model_dump(mode="json"),
+        "base_dir": str(config.path_base.directory),
+        "seed": config.seed,
+        "policy": plan.policies[0].label,
+        "source": plan.bandits[0].source_cls.name,
+    }
 
 
 def _require_same(stored: ExperimentConfig, given: ExperimentConfig, path: Path) -> None:
