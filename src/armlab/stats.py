@@ -48,8 +48,10 @@ class ArmStats:
     def all_observed(self) -> bool:
         """Whether every replica has observed every trial it dispatched: none is in flight and
         none was ever released (a release leaves ``dispatched`` ahead for good), so the pulls
-        are the counts and every change since a point was an observation."""
-        return not (self.dispatched != self.observed).any()
+        are the counts and every change since a point was an observation.  Asked several
+        times per step by the policies' speed paths: ``count_nonzero`` skips the reduction
+        machinery of ``any`` (about 0.9 % of SHAdaVar's instructions per step)."""
+        return not np.count_nonzero(self.dispatched != self.observed)
 
     def variances(self, ddof: int = 0) -> np.ndarray:
         """Empirical variances; ``ddof=0`` is the biased ``M2/n``, ``ddof=1`` the sample one.

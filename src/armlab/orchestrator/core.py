@@ -39,7 +39,7 @@ from armlab.stats import ArmStats
 __all__ = ["Choice", "DecisionCore"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Choice:
     """What :meth:`DecisionCore.choose` decided for a set of replicas.
 
@@ -92,6 +92,7 @@ class DecisionCore:
         self._targets = np.append(self.checkpoints, np.iinfo(np.int64).max)
         self._lowest_target = int(self._targets[0])
         self._any_stopped = False
+        self._no_rows = np.empty(0, dtype=np.int64)  # no rows stopped: shared, never written
 
     @property
     def multi_bandit(self) -> bool:
@@ -117,8 +118,8 @@ class DecisionCore:
         ``closing``, :meth:`stop` for ``stopped``.
         """
         if not self.multi_bandit:
-            part = self._policy_arms(0, rows, None)
-            return Choice(part.chosen, rows[:0], [(0, part.stopped)] if part.stopped.size else [])
+            chosen, stopped = self._policy_arms(0, rows, None)
+            return Choice(chosen, self._no_rows, [(0, stopped)] if stopped.size else [])
         choice = self.allocator.select(self.stats)
         joint_arms = self.allocator.select_arms(self.stats, choice)
         choice = choice[rows]
@@ -132,9 +133,9 @@ class DecisionCore:
                 if not group.any():
                     continue
                 mine = rows[group]
-                part = self._policy_arms(int(b), mine, None if arms is None else arms[mine])
-                result.chosen += part.chosen
-                result.closing += [(int(b), part.stopped)] if part.stopped.size else []
+                chosen, stopped = self._policy_arms(int(b), mine, None if arms is None else arms[mine])
+                result.chosen += chosen
+                result.closing += [(int(b), stopped)] if stopped.size else []
         return result
 
     def _avoid_closed(self, rows: np.ndarray, choice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -150,16 +151,20 @@ class DecisionCore:
         choice[moved] = np.argmin(trials[moved], axis=1)
         return choice, moved
 
-    def _policy_arms(self, bandit: int, rows: np.ndarray, arms: np.ndarray | None) -> Choice:
+    def _policy_arms(
+        self, bandit: int, rows: np.ndarray, arms: np.ndarray | None
+    ) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], np.ndarray]:
+        """``rows``' arms on ``bandit`` (the policy's where ``arms`` is None): the
+        ``(bandit, rows, arms)`` groups to dispatch and the rows whose answer is STOPPED."""
         if arms is None:
             arms = self.policies[bandit].select(self.stats[bandit])
             if rows.size != arms.size:
                 arms = arms[rows]
         stop = arms == STOPPED
         if not stop.any():
-            return Choice([(bandit, rows, arms)], rows[:0], [])
+            return [(bandit, rows, arms)], self._no_rows
         go = ~stop
-        return Choice([(bandit, rows[go], arms[go])] if go.any() else [], rows[stop], [])
+        return [(bandit, rows[go], arms[go])] if go.any() else [], rows[stop]
 
     def close(self, bandit: int, rows: np.ndarray) -> None:
         """Bandit ``bandit``'s stopping rule stopped for ``rows``: it takes no more of their

@@ -35,7 +35,7 @@ class RoundRobin:
 
     def select(self, stats: ArmStats) -> np.ndarray:
         """Each replica's next arm ``(R,)``."""
-        return np.argmin(self.pulls(stats), axis=1)
+        return self.pulls(stats).argmin(axis=1)
 
     def observed(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
         """Results of ``arms`` of replicas ``rows`` were folded into ``stats`` (optional)."""

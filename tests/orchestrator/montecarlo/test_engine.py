@@ -165,3 +165,26 @@ def test_checkpoint_errors_match_the_recommendation():
     best = int(np.argmax(MEANS))
     wrong = np.argmax(sim.stats[0].means, axis=1) != best
     assert np.array_equal(sim.cp_error[:, 0], wrong.astype(float))
+
+
+
+@pytest.mark.parametrize("feedback", [FeedbackConfig(), FeedbackConfig(delay=3)])
+@pytest.mark.parametrize("stop_after", [None, 7])
+def test_step_reports_each_checkpoint_once_at_the_step_the_last_replica_passes_it(feedback, stop_after):
+    """``step`` skips the checkpoint scan on steps that take none: every checkpoint is still
+    reported exactly once, in order, at the step after which every replica has passed it."""
+    source = Gaussian({"means": MEANS, "variances": 0.5})
+    replicas = np.arange(4)
+    source.reset(replicas, 3)
+    problem = Problem(objective=Objective.BEST_ARM, budget=20, n_arms=source.n_arms, truth=source.truth,
+                      reward_range=source.reward_range)
+    sim = Simulation(policy_factory=lambda: Recorder(stop_after), sources=[source], problems=[problem],
+                     allocator=Single(), feedback=feedback, seed=3, replicas=replicas, checkpoints=[4, 10, 20])
+    reported = []
+    while not sim.finished:
+        passed_before = int(sim.core.next_checkpoint.min())
+        fresh = sim.step()
+        passed_after = int(sim.core.next_checkpoint.min())
+        assert [cp.index for cp in fresh] == list(range(passed_before, passed_after))
+        reported += [(cp.index, cp.trials) for cp in fresh]
+    assert reported == [(0, 4), (1, 10), (2, 20)]

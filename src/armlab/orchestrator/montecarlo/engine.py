@@ -153,12 +153,13 @@ class Simulation:
         if self.ledger is not None:
             for bandit, r, arms, rewards in self.ledger.release(self.step_index):
                 core.observe(bandit, r, arms, rewards)
-        for wave_rows, index in core.due_checkpoints(self.in_flight):
+        waves = core.due_checkpoints(self.in_flight)
+        for wave_rows, index in waves:
             self._record(wave_rows, index)
         for observer in self.observers:
             observer.after_step(self)
         self.step_index += 1
-        return self._newly_completed()
+        return self._newly_completed() if waves else []  # no wave: no replica passed one
 
     def _dispatch(self, bandit: int, rows: np.ndarray, arms: np.ndarray) -> None:
         """Start one trial on ``bandit`` for each of ``rows``: sample now, show now or later."""

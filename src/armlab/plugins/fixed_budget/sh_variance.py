@@ -68,7 +68,7 @@ class VarianceAdaptiveHalving(SequentialHalving):
 
     def base_rule(self, stats: ArmStats) -> np.ndarray:
         """The active arm of largest ratio, lowest index on ties."""
-        return np.argmax(self.ratio.current(stats), axis=1)
+        return self.ratio.current(stats).argmax(axis=1)
 
     def ratios_at(self, stats: ArmStats, rows: np.ndarray | slice, at: np.ndarray | slice) -> np.ndarray:
         """``w_{s,i} / N_{s,i}`` of the active arms at flat positions ``at`` (of replicas
@@ -188,7 +188,7 @@ class SHAdaVar(VarianceAdaptiveHalving):
         self.forced_pulls = forced_stage_pulls(self.params.delta)  # L
         self.inflation = LookupByCount(partial(variance_inflation, delta=self.params.delta))  # by N
         self.stage_m2 = np.zeros((replicas, problem.n_arms))  # sum of squared deviations of stage results
-        self.flat_stage_n, self.flat_stage_m2 = self.stage_n.reshape(-1), self.stage_m2.reshape(-1)  # views
+        self.flat_stage_m2 = self.stage_m2.reshape(-1)  # a view
         self.stage_first_dispatch = np.zeros(replicas, dtype=np.int64)  # dispatches when stage s began
         self.forced_length = self.n_active * self.forced_pulls  # |A_s| L
         self.row_starts = np.arange(replicas) * problem.n_arms  # flat position of each replica's arm 0
@@ -201,7 +201,7 @@ class SHAdaVar(VarianceAdaptiveHalving):
         if n_forced == forced.size:
             return self.round_robin.select(stats)
         ratios = self.ratio.current(stats)
-        arms = self.unsure_first(stats, np.argmax(ratios, axis=1), ratios)
+        arms = self.unsure_first(stats, ratios.argmax(axis=1), ratios)
         return np.where(forced, self.round_robin.select(stats), arms) if n_forced else arms
 
     def pulls_so_far(self, stats: ArmStats) -> np.ndarray:

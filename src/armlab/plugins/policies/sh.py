@@ -59,6 +59,7 @@ class SequentialHalving(Policy):
         self.stage_start = np.zeros((replicas, k), dtype=np.int64)  # each arm's pulls when s began
         self.stage_n = np.zeros((replicas, k), dtype=np.int64)  # results observed in stage s
         self.stage_mean = np.zeros((replicas, k))  # mu_{s,i}
+        self.flat_stage_n, self.flat_stage_mean = self.stage_n.reshape(-1), self.stage_mean.reshape(-1)  # views
         self.round_robin = RoundRobin(replicas, k)  # argmin of N_{s,i} over A_s
 
     def select(self, stats: ArmStats) -> np.ndarray:
@@ -106,12 +107,12 @@ class SequentialHalving(Policy):
         """Add results to the stage counts and means at flat positions ``flat``
         (:meth:`ArmStats.flat_index`), as :class:`ArmStats` does (Welford); return each
         result's deviation from the mean before and the mean after."""
-        n = self.stage_n.reshape(-1)[flat] + 1
-        mean = self.stage_mean.reshape(-1)[flat]
+        n = self.flat_stage_n[flat] + 1
+        mean = self.flat_stage_mean[flat]
         delta = rewards - mean
         mean += delta / n
-        self.stage_n.reshape(-1)[flat] = n
-        self.stage_mean.reshape(-1)[flat] = mean
+        self.flat_stage_n[flat] = n
+        self.flat_stage_mean[flat] = mean
         return delta, mean
 
     def recommend(self, stats: ArmStats) -> np.ndarray:
