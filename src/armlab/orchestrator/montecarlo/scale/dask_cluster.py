@@ -11,7 +11,9 @@ stdout): progress advances task by task, and the numbers are those of a run in o
 
 from __future__ import annotations
 
+import collections
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
@@ -27,43 +29,90 @@ from armlab.plan import ExperimentPlan
 
 __all__ = ["DaskCluster"]
 
+#: The module a local cluster's workers import as they start (while this process works), so
+#: their first task does not pay for importing armlab.
+PRELOAD = __name__
+
 
 class DaskCluster:
-    """A connection to a Dask cluster (started here when ``scheduler`` is None) for one run."""
+    """A connection to a Dask cluster (started here when ``scheduler`` is None) for one run.
 
-    def __init__(self, workers: int, scheduler: str | None, connect_timeout: float) -> None:
+    A local cluster takes seconds to start (its scheduler, and worker processes that import
+    armlab: :data:`PRELOAD`).  Meanwhile this process is not idle: the cluster starts in a
+    background thread, and until it is up this process runs the cheapest tasks itself (from
+    the end of the schedule, so a long task here does not hold up the end of the run); once
+    up, the cluster gets all the others at once (``help_while_starting=False``: the cluster
+    runs every task).
+    """
+
+    def __init__(self, workers: int, scheduler: str | None, connect_timeout: float,
+                 help_while_starting: bool = True) -> None:
         self._workers = workers
         self._scheduler = scheduler
         self._connect_timeout = connect_timeout
+        self._help = help_while_starting
         self._client: Any = None
         self._cluster: Any = None
+        self._starting: threading.Thread | None = None
+        self._failure: BaseException | None = None
+        self._lock = threading.Lock()
+        self._up = threading.Event()
+        self._handout: _Handout | None = None
 
     def __enter__(self) -> DaskCluster:
         distributed = require("distributed", "dask", "executor 'dask'")
-        Client, LocalCluster = distributed.Client, distributed.LocalCluster  # noqa: N806 - classes
         if self._scheduler is None:
-            self._cluster = LocalCluster(n_workers=self._workers, threads_per_worker=1, processes=True,
-                                         dashboard_address=None)
-            self._client = Client(self._cluster)
+            self._starting = threading.Thread(target=self._start_local, args=(distributed,),
+                                              name="armlab-dask-cluster-start", daemon=True)
+            self._starting.start()
             return self
         try:
-            self._client = Client(self._scheduler, timeout=self._connect_timeout)
+            self._client = distributed.Client(self._scheduler, timeout=self._connect_timeout)
         except (OSError, ValueError) as exc:
             raise ConfigError(
                 f"cannot reach the Dask scheduler at {self._scheduler!r} within {self._connect_timeout:g} s ({exc}): "
                 "check --scheduler (the address a running `dask scheduler` prints, e.g. tcp://host:8786), "
                 "or leave it out to start a local cluster"
             ) from None
+        self._up.set()
         return self
 
+    def _start_local(self, distributed: Any) -> None:
+        """(The background thread) start the local cluster; once up, hand it the tasks left.
+
+        Its scheduler sends a worker its next task only when the worker is free (worker
+        saturation 1; Dask's default sends one more ahead), so a free worker always gets
+        the costliest task left rather than the one queued on it."""
+        import dask
+
+        try:
+            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+                self._cluster = distributed.LocalCluster(
+                    n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    preload=[PRELOAD])
+            client = distributed.Client(self._cluster)
+            with self._lock:
+                self._client = client
+                if self._handout is not None:
+                    self._handout.send_rest(client)
+        except BaseException as exc:  # raised in the calling thread, by run
+            self._failure = exc
+        finally:
+            self._up.set()
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._client.close()
+        if self._starting is not None:
+            self._starting.join()
+        if self._client is not None:
+            self._client.close()
         if self._cluster is not None:
             self._cluster.close()
 
     @property
     def width(self) -> int:
         """How many tasks the cluster runs at once (its worker threads; at least 1)."""
+        if self._scheduler is None:
+            return max(1, self._workers)  # one thread per local worker process
         return max(1, sum(self._client.nthreads().values()))
 
     def run(
@@ -74,24 +123,54 @@ class DaskCluster:
         finished: Callable[[Task, TaskOutput], Any],
         schedule: Schedule = list,
     ) -> None:
-        """Run every task on the cluster, handing each output to ``finished`` as it completes
-        (and letting the cluster forget it).  The scheduler hands them to free workers in
-        the order ``schedule(tasks)`` gives (a task's Dask priority is its rank from the end)."""
+        """Run every task, handing each output to ``finished`` as it completes (and letting
+        the cluster forget it).  The cluster's scheduler hands its tasks to free workers in
+        the order ``schedule(tasks)`` gives (a task's Dask priority is its rank from the end);
+        while a local cluster starts, this process runs the cheapest (as the class says)."""
         from distributed import as_completed
 
-        recipes = [recipe(plan) for plan in plans]
-        ordered = schedule(tasks)
-        futures = {self._client.submit(_run_recorded, recipes[t.run], t, pure=False, priority=len(ordered) - rank): t
-                   for rank, t in enumerate(ordered)}
-        for future in as_completed(futures):
+        handout = _Handout([recipe(plan) for plan in plans], schedule(tasks))
+        with self._lock:
+            self._handout = handout
+            if self._client is not None:
+                handout.send_rest(self._client)
+        while self._help and not self._up.is_set() and (task := handout.cheapest()) is not None:
+            finished(task, run_task(plans[task.run], task, collector.relay(task)))
+        self._up.wait()
+        if self._failure is not None:
+            raise self._failure
+        for future in as_completed(handout.sent):
             output, messages, logs = future.result()
-            task = futures.pop(future)
+            task = handout.sent.pop(future)
             future.release()
             for message in messages:
                 collector.receive(message)
             for method, event in logs:
                 replay_log(method, event)
             finished(task, output)
+
+
+class _Handout:
+    """The scheduled tasks of a run not yet given out: this process takes the cheapest, one
+    at a time, and the cluster all the rest at once (:attr:`sent`: each future's task)."""
+
+    def __init__(self, recipes: list[PlanRecipe], ordered: list[Task]) -> None:
+        self._recipes = recipes
+        self._left = collections.deque(ordered)
+        self._lock = threading.Lock()
+        self.sent: dict[Any, Task] = {}
+
+    def cheapest(self) -> Task | None:
+        """The last task of the schedule not yet given out, now this process's (None: none left)."""
+        with self._lock:
+            return self._left.pop() if self._left else None
+
+    def send_rest(self, client: Any) -> None:
+        """Submit every task left to the cluster, the first in the schedule with the highest priority."""
+        with self._lock:
+            rest, self._left = list(self._left), collections.deque()
+        self.sent = {client.submit(_run_recorded, self._recipes[t.run], t, pure=False, priority=len(rest) - rank): t
+                     for rank, t in enumerate(rest)}
 
 
 def _run_recorded(
