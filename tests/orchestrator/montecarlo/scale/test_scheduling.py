@@ -13,7 +13,14 @@ from armlab.orchestrator.montecarlo.scale import task_costs
 from armlab.orchestrator.montecarlo.scale.processes import _claimed
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
 from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
-from armlab.orchestrator.montecarlo.scale.task_costs import StepCost, order_by_cost, probe_step_cost, probed_costs
+from armlab.orchestrator.montecarlo.probe import seconds_per_trial
+from armlab.orchestrator.montecarlo.scale.task_costs import (
+    StepCost,
+    fill_the_start,
+    order_by_cost,
+    probe_step_cost,
+    probed_costs,
+)
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, plan_tasks
 from armlab.plan import build_plan
 
@@ -39,6 +46,39 @@ def test_tasks_go_out_in_decreasing_cost_run_by_run():
     costs = [1.0, 5.0, 2.0, 2.0, 3.0]  # run 0: 6 in all, run 1: 7
     assert order_by_cost(tasks, costs) == [Task(1, 2, 0, 10), Task(1, 0, 0, 10), Task(1, 1, 0, 10),  # equals: as given
                                            Task(0, 1, 0, 10), Task(0, 0, 0, 10)]
+
+
+def test_a_cheap_task_fills_the_start_when_the_costliest_would_end_the_run_late():
+    """Six tasks, one 2.2 times as long as the others, a worker 0.7 s late.  Costliest first,
+    this process runs it while the worker starts and the two end at 4.2 s; a cheap one here
+    first, the costliest to the worker: 4.0 s."""
+    tasks = [Task(0, policy, 0, 10) for policy in range(6)]
+    cost = dict(zip(tasks, [2.2, 1.0, 1.0, 1.0, 1.0, 1.0], strict=True))
+    ordered = order_by_cost(tasks, list(cost.values()))
+    assert fill_the_start(ordered, cost, workers=2, start_seconds=0.7) == [tasks[5], *tasks[:5]]
+    assert fill_the_start(ordered, cost, workers=2, start_seconds=0.0) == ordered  # no start-up: costliest first
+    assert fill_the_start(ordered, cost, workers=1, start_seconds=0.7) == ordered  # this process alone
+
+
+def test_only_the_last_run_lends_tasks_to_the_start():
+    """The runs of a sweep stay together (each is reduced as soon as it is complete): the
+    task moved to the front is the last run's, though run 0 has cheaper ones."""
+    tasks = [Task(0, 0, 0, 10), Task(0, 1, 0, 10), Task(0, 2, 0, 10), Task(0, 3, 0, 10),
+             Task(1, 0, 0, 10), Task(1, 1, 0, 10)]
+    cost = dict(zip(tasks, [2.2, 0.9, 0.9, 0.9, 1.0, 1.0], strict=True))
+    ordered = order_by_cost(tasks, list(cost.values()))
+    assert ordered == tasks
+    assert fill_the_start(ordered, cost, workers=2, start_seconds=0.7) == [tasks[5], *tasks[:5]]
+
+
+def test_the_probe_times_only_the_steps_after_its_warmup(registry):
+    """A clock that advances one second a reading: two timed steps of 4 replicas are 8 trials,
+    whatever the warm-up ran before."""
+    plan = plans_of(registry, replicas=4)[0]
+    readings = iter(range(100))
+    for warmup in (0, 4):
+        assert seconds_per_trial(plan, plan.policies[0], replicas=4, steps=2, warmup=warmup,
+                                 clock=lambda: float(next(readings))) == 1 / 8
 
 
 def test_workers_claim_tasks_in_the_scheduled_order():

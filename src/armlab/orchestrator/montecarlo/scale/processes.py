@@ -3,7 +3,8 @@
 With ``workers = N``, this process starts ``N - 1`` worker processes and works too.  While
 the workers start (a fresh interpreter importing numpy and armlab, about a second), this
 process puts the tasks in the order to hand them out (``schedule``: costliest first, from
-a short probe of each policy, :mod:`armlab.orchestrator.montecarlo.scale.task_costs`) and starts on the first
+a short probe of each policy, or a cheap one first for this process to run while the
+workers start, :mod:`armlab.orchestrator.montecarlo.scale.task_costs`) and starts on the first
 one; each process then claims the next unclaimed task in that order (a shared counter)
 until none is left, so a short task never waits behind a long one and the long ones do not
 end the run alone.

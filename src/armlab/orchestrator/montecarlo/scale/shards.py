@@ -24,7 +24,7 @@ from armlab.orchestrator.montecarlo.scale.processes import run_locally
 from armlab.orchestrator.montecarlo.scale.run_outputs import RunOutputs
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
 from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
-from armlab.orchestrator.montecarlo.scale.task_costs import CostModel, probed_costs, scheduler
+from armlab.orchestrator.montecarlo.scale.task_costs import WORKER_START_SECONDS, CostModel, probed_costs, scheduler
 from armlab.orchestrator.montecarlo.scale.tasks import Task, plan_tasks, remaining
 from armlab.plan import ExperimentPlan
 
@@ -98,13 +98,13 @@ class ShardRunner:
                     outputs.add(task, output, save=False)
             return tasks, collector
 
-        schedule = scheduler(plans, self.cost_model)
         if self.executor == "dask":
             with DaskCluster(self.workers, self.scheduler, self.connect_timeout) as cluster:
                 tasks, collector = start(cluster.width)
-                cluster.run(plans, tasks, collector, outputs.add, schedule)
+                cluster.run(plans, tasks, collector, outputs.add, scheduler(plans, self.cost_model))
         else:
             tasks, collector = start(self.workers)
+            schedule = scheduler(plans, self.cost_model, self.workers, WORKER_START_SECONDS)
             run_locally(plans, tasks, collector, self.workers, outputs.add, schedule)
         return outputs.results()
 
