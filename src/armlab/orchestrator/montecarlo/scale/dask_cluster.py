@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import importlib.util
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -60,12 +61,12 @@ class DaskCluster:
         self._handout: _Handout | None = None
 
     def __enter__(self) -> DaskCluster:
-        distributed = require("distributed", "dask", "executor 'dask'")
-        if self._scheduler is None:
-            self._starting = threading.Thread(target=self._start_local, args=(distributed,),
-                                              name="armlab-dask-cluster-start", daemon=True)
+        if self._scheduler is None and importlib.util.find_spec("distributed") is not None:
+            # importing distributed takes a while too: the background thread does it
+            self._starting = threading.Thread(target=self._start_local, name="armlab-dask-cluster-start", daemon=True)
             self._starting.start()
             return self
+        distributed = require("distributed", "dask", "executor 'dask'")
         try:
             self._client = distributed.Client(self._scheduler, timeout=self._connect_timeout)
         except (OSError, ValueError) as exc:
@@ -77,15 +78,16 @@ class DaskCluster:
         self._up.set()
         return self
 
-    def _start_local(self, distributed: Any) -> None:
+    def _start_local(self) -> None:
         """(The background thread) start the local cluster; once up, hand it the tasks left.
 
         Its scheduler sends a worker its next task only when the worker is free (worker
         saturation 1; Dask's default sends one more ahead), so a free worker always gets
         the costliest task left rather than the one queued on it."""
-        import dask
-
         try:
+            import dask
+            import distributed
+
             with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
                 self._cluster = distributed.LocalCluster(
                     n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -127,8 +129,6 @@ class DaskCluster:
         the cluster forget it).  The cluster's scheduler hands its tasks to free workers in
         the order ``schedule(tasks)`` gives (a task's Dask priority is its rank from the end);
         while a local cluster starts, this process runs the cheapest (as the class says)."""
-        from distributed import as_completed
-
         handout = _Handout([recipe(plan) for plan in plans], schedule(tasks))
         with self._lock:
             self._handout = handout
@@ -139,6 +139,8 @@ class DaskCluster:
         self._up.wait()
         if self._failure is not None:
             raise self._failure
+        from distributed import as_completed  # here: imported by now, whichever thread started the cluster
+
         for future in as_completed(handout.sent):
             output, messages, logs = future.result()
             task = handout.sent.pop(future)
