@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import functools
 import importlib.util
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -83,7 +84,9 @@ class DaskCluster:
 
         Its scheduler sends a worker its next task only when the worker is free (worker
         saturation 1; Dask's default sends one more ahead), so a free worker always gets
-        the costliest task left rather than the one queued on it."""
+        the costliest task left rather than the one queued on it.  Dask logs only its errors
+        (a loaded machine makes it warn of slow ticks, scratch folders and shutdowns, which
+        would interleave with armlab's own log lines)."""
         try:
             import dask
             import distributed
@@ -91,7 +94,7 @@ class DaskCluster:
             with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
                 self._cluster = distributed.LocalCluster(
                     n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                    preload=[PRELOAD])
+                    preload=[PRELOAD], silence_logs=logging.ERROR)
             client = distributed.Client(self._cluster)
             with self._lock:
                 self._client = client

@@ -11,8 +11,9 @@ and when part of the tasks come from an interrupted run (:mod:`armlab.orchestrat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from armlab.errors import ConfigError
@@ -20,7 +21,7 @@ from armlab.events import Listener
 from armlab.log import get_logger
 from armlab.orchestrator.montecarlo.scale.collect import Collector
 from armlab.orchestrator.montecarlo.scale.dask_cluster import DaskCluster
-from armlab.orchestrator.montecarlo.scale.processes import run_locally
+from armlab.orchestrator.montecarlo.scale.processes import Crew, run_locally
 from armlab.orchestrator.montecarlo.scale.run_outputs import RunOutputs
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
 from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
@@ -61,6 +62,8 @@ class ShardRunner:
     connect_timeout: float = 5.0
     cost_model: CostModel = probed_costs
 
+    _crew: Crew | None = field(default=None, init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
             raise ConfigError(f"unknown executor {self.executor!r}; use 'local' or 'dask'")
@@ -69,6 +72,21 @@ class ShardRunner:
                 f"a scheduler address ({self.scheduler!r}) is for the Dask executor: add --executor dask, "
                 "or drop --scheduler to run on local worker processes"
             )
+
+    @contextmanager
+    def warm(self) -> Iterator[None]:
+        """Start the worker processes now, so they import armlab while the caller prepares the
+        run (:func:`~armlab.orchestrator.runner.run_experiment` reads and checks the config
+        meanwhile); :meth:`run` takes them, and those it did not take are stopped on leaving.
+        Local workers only: a Dask cluster starts in :meth:`run`, alongside this process's work."""
+        if self.executor == "local" and self.workers > 1 and self._crew is None:
+            self._crew = Crew(self.workers - 1)
+        try:
+            yield
+        finally:
+            crew, self._crew = self._crew, None
+            if crew is not None:
+                crew.stop()
 
     def run(
         self,
@@ -105,6 +123,7 @@ class ShardRunner:
         else:
             tasks, collector = start(self.workers)
             schedule = scheduler(plans, self.cost_model, self.workers, WORKER_START_SECONDS)
-            run_locally(plans, tasks, collector, self.workers, outputs.add, schedule)
+            crew, self._crew = self._crew, None
+            run_locally(plans, tasks, collector, self.workers, outputs.add, schedule, crew)
         return outputs.results()
 
