@@ -175,6 +175,34 @@ def test_a_dask_cluster_hands_out_tasks_in_the_scheduled_order(registry):
 
 @pytest.mark.slow
 @pytest.mark.system
+def test_a_dask_cluster_holds_one_task_per_worker_thread_and_gets_the_costliest_left(registry, monkeypatch):
+    """Two worker threads: the two costliest go first, then one task each time one completes
+    (all at once, Dask would tie each task to a worker when it is submitted)."""
+    pytest.importorskip("distributed")
+    from armlab.orchestrator.montecarlo.scale import dask_cluster
+    from armlab.orchestrator.montecarlo.scale.collect import Collector
+    from armlab.orchestrator.montecarlo.scale.dask_cluster import DaskCluster
+    from armlab.orchestrator.montecarlo.scale.task_costs import scheduler
+
+    sent = []
+    send = dask_cluster._Handout.send
+
+    def recorded(handout, client, count):
+        futures = send(handout, client, count)
+        sent.append([handout.sent[future].policy for future in futures])
+        return futures
+
+    monkeypatch.setattr(dask_cluster._Handout, "send", recorded)
+    plans = plans_of(registry)
+    tasks = plan_tasks(plans, workers=2)
+    with DaskCluster(2, None, 5.0, help_while_starting=False) as cluster:
+        cluster.run(plans, tasks, Collector(plans, tasks, None), lambda task, output: None,
+                    scheduler(plans, reversed_config_order))
+    assert sent == [[3, 2], [1], [0], [], []]
+
+
+@pytest.mark.slow
+@pytest.mark.system
 def test_this_process_runs_the_cheapest_tasks_while_a_local_dask_cluster_starts(registry, monkeypatch):
     """Until the cluster is up this process takes tasks from the end of the schedule; the
     cluster gets the rest, and the numbers are those of one process."""

@@ -43,8 +43,11 @@ class DaskCluster:
     armlab: :data:`PRELOAD`).  Meanwhile this process is not idle: the cluster starts in a
     background thread, and until it is up this process runs the cheapest tasks itself (from
     the end of the schedule, so a long task here does not hold up the end of the run); once
-    up, the cluster gets all the others at once (``help_while_starting=False``: the cluster
-    runs every task).
+    up, the cluster takes the others (``help_while_starting=False``: the cluster runs every
+    task).  The cluster holds one task per worker thread at a time, the costliest left, and
+    gets the next as one completes: Dask would otherwise assign every task to a worker as it
+    is submitted, and a worker done early could not take the costliest task queued on
+    another.
     """
 
     def __init__(self, workers: int, scheduler: str | None, connect_timeout: float,
@@ -80,26 +83,21 @@ class DaskCluster:
         return self
 
     def _start_local(self) -> None:
-        """(The background thread) start the local cluster; once up, hand it the tasks left.
+        """(The background thread) start the local cluster; once up, hand it its first tasks.
 
-        Its scheduler sends a worker its next task only when the worker is free (worker
-        saturation 1; Dask's default sends one more ahead), so a free worker always gets
-        the costliest task left rather than the one queued on it.  Dask logs only its errors
-        (a loaded machine makes it warn of slow ticks, scratch folders and shutdowns, which
-        would interleave with armlab's own log lines)."""
+        Dask logs only its errors (a loaded machine makes it warn of slow ticks, scratch
+        folders and shutdowns, which would interleave with armlab's own log lines)."""
         try:
-            import dask
             import distributed
 
-            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
-                self._cluster = distributed.LocalCluster(
-                    n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                    preload=[PRELOAD], silence_logs=logging.ERROR)
+            self._cluster = distributed.LocalCluster(
+                n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                preload=[PRELOAD], silence_logs=logging.ERROR)
             client = distributed.Client(self._cluster)
             with self._lock:
                 self._client = client
                 if self._handout is not None:
-                    self._handout.send_rest(client)
+                    self._handout.send(client, self.width)
         except BaseException as exc:  # raised in the calling thread, by run
             self._failure = exc
         finally:
@@ -129,14 +127,14 @@ class DaskCluster:
         schedule: Schedule = list,
     ) -> None:
         """Run every task, handing each output to ``finished`` as it completes (and letting
-        the cluster forget it).  The cluster's scheduler hands its tasks to free workers in
-        the order ``schedule(tasks)`` gives (a task's Dask priority is its rank from the end);
-        while a local cluster starts, this process runs the cheapest (as the class says)."""
+        the cluster forget it).  The cluster gets the tasks in the order ``schedule(tasks)``
+        gives, one per free worker thread; while a local cluster starts, this process runs
+        the cheapest (as the class says)."""
         handout = _Handout([recipe(plan) for plan in plans], schedule(tasks))
         with self._lock:
             self._handout = handout
             if self._client is not None:
-                handout.send_rest(self._client)
+                handout.send(self._client, self.width)
         while self._help and not self._up.is_set() and (task := handout.cheapest()) is not None:
             finished(task, run_task(plans[task.run], task, collector.relay(task)))
         self._up.wait()
@@ -144,10 +142,13 @@ class DaskCluster:
             raise self._failure
         from distributed import as_completed  # here: imported by now, whichever thread started the cluster
 
-        for future in as_completed(handout.sent):
+        completed = as_completed(list(handout.sent))
+        for future in completed:
             output, messages, logs = future.result()
             task = handout.sent.pop(future)
             future.release()
+            for successor in handout.send(self._client, 1):  # the freed thread's next task
+                completed.add(successor)
             for message in messages:
                 collector.receive(message)
             for method, event in logs:
@@ -156,8 +157,8 @@ class DaskCluster:
 
 
 class _Handout:
-    """The scheduled tasks of a run not yet given out: this process takes the cheapest, one
-    at a time, and the cluster all the rest at once (:attr:`sent`: each future's task)."""
+    """The scheduled tasks of a run not yet given out: this process takes the cheapest, the
+    cluster the costliest (:attr:`sent`: the task of each future on the cluster)."""
 
     def __init__(self, recipes: list[PlanRecipe], ordered: list[Task]) -> None:
         self._recipes = recipes
@@ -170,12 +171,14 @@ class _Handout:
         with self._lock:
             return self._left.pop() if self._left else None
 
-    def send_rest(self, client: Any) -> None:
-        """Submit every task left to the cluster, the first in the schedule with the highest priority."""
+    def send(self, client: Any, count: int) -> list[Any]:
+        """Submit to the cluster the first ``count`` tasks left in the schedule (fewer if
+        fewer are left); their futures."""
         with self._lock:
-            rest, self._left = list(self._left), collections.deque()
-        self.sent = {client.submit(_run_recorded, self._recipes[t.run], t, pure=False, priority=len(rest) - rank): t
-                     for rank, t in enumerate(rest)}
+            batch = [self._left.popleft() for _ in range(min(count, len(self._left)))]
+        futures = [client.submit(_run_recorded, self._recipes[task.run], task, pure=False) for task in batch]
+        self.sent.update(zip(futures, batch, strict=True))
+        return futures
 
 
 def _run_recorded(
