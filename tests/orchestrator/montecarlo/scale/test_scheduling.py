@@ -203,9 +203,9 @@ def test_a_dask_cluster_holds_one_task_per_worker_thread_and_gets_the_costliest_
 
 @pytest.mark.slow
 @pytest.mark.system
-def test_this_process_runs_the_cheapest_tasks_while_a_local_dask_cluster_starts(registry, monkeypatch):
-    """Until the cluster is up this process takes tasks from the end of the schedule; the
-    cluster gets the rest, and the numbers are those of one process."""
+def test_this_process_runs_the_first_tasks_while_a_local_dask_cluster_starts(registry, monkeypatch):
+    """Until the cluster is up this process takes tasks in the schedule's order; the cluster
+    gets the rest, and the numbers are those of one process."""
     pytest.importorskip("distributed")
     from armlab.orchestrator.montecarlo.scale import dask_cluster
 
@@ -228,7 +228,7 @@ def test_this_process_runs_the_cheapest_tasks_while_a_local_dask_cluster_starts(
     monkeypatch.setattr(dask_cluster.DaskCluster, "__enter__", entered)
     monkeypatch.setattr(dask_cluster, "run_task", run_here)
     two = ShardRunner(workers=2, executor="dask", cost_model=reversed_config_order).run(plans)
-    assert [task.policy for task in here] == [0, 1]  # the cheapest first; 3 and 2 ran on the cluster
+    assert [task.policy for task in here] == [3, 2]  # the costliest first; 1 and 0 ran on the cluster
     assert regret(two) == regret(one)
 
 

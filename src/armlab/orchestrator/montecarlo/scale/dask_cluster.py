@@ -41,10 +41,10 @@ class DaskCluster:
 
     A local cluster takes seconds to start (its scheduler, and worker processes that import
     armlab: :data:`PRELOAD`).  Meanwhile this process is not idle: the cluster starts in a
-    background thread, and until it is up this process runs the cheapest tasks itself (from
-    the end of the schedule, so a long task here does not hold up the end of the run); once
-    up, the cluster takes the others (``help_while_starting=False``: the cluster runs every
-    task).  The cluster holds one task per worker thread at a time, the costliest left, and
+    background thread, and until it is up this process runs tasks itself, the costliest
+    first, as a worker would (the cluster's start-up overlaps the longest task, and the
+    short ones are left to fill the end); once up, the cluster takes the others
+    (``help_while_starting=False``: the cluster runs every task).  The cluster holds one task per worker thread at a time, the costliest left, and
     gets the next as one completes: Dask would otherwise assign every task to a worker as it
     is submitted, and a worker done early could not take the costliest task queued on
     another.
@@ -129,13 +129,14 @@ class DaskCluster:
         """Run every task, handing each output to ``finished`` as it completes (and letting
         the cluster forget it).  The cluster gets the tasks in the order ``schedule(tasks)``
         gives, one per free worker thread; while a local cluster starts, this process runs
-        the cheapest (as the class says)."""
+        the first ones (as the class says)."""
         handout = _Handout([recipe(plan) for plan in plans], schedule(tasks))
         with self._lock:
             self._handout = handout
             if self._client is not None:
                 handout.send(self._client, self.width)
-        while self._help and not self._up.is_set() and (task := handout.cheapest()) is not None:
+        while self._help and not self._up.is_set() and (mine := handout.take()):
+            (task,) = mine
             finished(task, run_task(plans[task.run], task, collector.relay(task)))
         self._up.wait()
         if self._failure is not None:
@@ -157,8 +158,8 @@ class DaskCluster:
 
 
 class _Handout:
-    """The scheduled tasks of a run not yet given out: this process takes the cheapest, the
-    cluster the costliest (:attr:`sent`: the task of each future on the cluster)."""
+    """The scheduled tasks of a run not yet given out, first in the schedule first, to this
+    process or to the cluster (:attr:`sent`: the task of each future on the cluster)."""
 
     def __init__(self, recipes: list[PlanRecipe], ordered: list[Task]) -> None:
         self._recipes = recipes
@@ -166,16 +167,14 @@ class _Handout:
         self._lock = threading.Lock()
         self.sent: dict[Any, Task] = {}
 
-    def cheapest(self) -> Task | None:
-        """The last task of the schedule not yet given out, now this process's (None: none left)."""
+    def take(self, count: int = 1) -> list[Task]:
+        """The first ``count`` tasks left in the schedule (fewer if fewer are left), now given out."""
         with self._lock:
-            return self._left.pop() if self._left else None
+            return [self._left.popleft() for _ in range(min(count, len(self._left)))]
 
     def send(self, client: Any, count: int) -> list[Any]:
-        """Submit to the cluster the first ``count`` tasks left in the schedule (fewer if
-        fewer are left); their futures."""
-        with self._lock:
-            batch = [self._left.popleft() for _ in range(min(count, len(self._left)))]
+        """Submit to the cluster the first ``count`` tasks left; their futures."""
+        batch = self.take(count)
         futures = [client.submit(_run_recorded, self._recipes[task.run], task, pure=False) for task in batch]
         self.sent.update(zip(futures, batch, strict=True))
         return futures
