@@ -5,6 +5,10 @@ Studies (issue 34's targets in brackets):
 * ``six``: a six-policy regret study (ucb1, moss, klucb, thompson, bayes-ucb, ucbv; K = 16
   Bernoulli arms, R = 500, budget 8000): ``--workers 2`` against 1 [1.75x], and a local Dask
   cluster of two processes against one process [1.6x];
+* ``six-k10``: the other six-policy regret study (ucb1, ucbv, moss, klucb, thompson, eucbv;
+  K = 10 Bernoulli arms, means 0.9 down to 0.45, R = 500, budget 5000: the study of the
+  one-engine issue's closing note, 1.64x then): ``--workers 2`` against 1 [1.75x], and Dask
+  as for ``six`` [1.6x];
 * ``exp1``: ``examples/thresholding/exp1.toml`` as shipped, ``--workers 2`` against 1 [1.5x];
 * ``sweep``: 200 configurations (error vs K x gap: K = 2..21 Bernoulli arms, ten gaps
   between the best arm and the rest; ucb1, sr, sh, uniform; R = 200, budget 1000),
@@ -38,8 +42,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "workers_speed.json"
 SIX = ["ucb1", "moss", "klucb", "thompson", "bayes-ucb", "ucbv"]
+SIX_K10 = ["ucb1", "ucbv", "moss", "klucb", "thompson", "eucbv"]
 SWEEP_POLICIES = ["ucb1", "sr", "sh", "uniform"]
-TARGETS = {("six", "local"): 1.75, ("six", "dask"): 1.6, ("exp1", "local"): 1.5, ("sweep", "local"): 1.7}
+STUDIES = ["six", "six-k10", "exp1", "sweep"]
+TARGETS = {("six", "local"): 1.75, ("six", "dask"): 1.6, ("six-k10", "local"): 1.75, ("six-k10", "dask"): 1.6,
+           ("exp1", "local"): 1.5, ("sweep", "local"): 1.7}
 
 
 def config(study: str) -> tuple[Any, int]:
@@ -51,6 +58,11 @@ def config(study: str) -> tuple[Any, int]:
                 "problem": {"objective": "regret", "budget": 8000},
                 "source": {"plugin": "bernoulli", "means": [round(0.9 - 0.03 * k, 2) for k in range(16)]},
                 "policies": [{"plugin": name} for name in SIX]}, 500
+    if study == "six-k10":
+        return {"name": "workers-speed", "seed": 21, "checkpoint_every": 500,
+                "problem": {"objective": "regret", "budget": 5000},
+                "source": {"plugin": "bernoulli", "means": [round(0.9 - 0.05 * k, 2) for k in range(10)]},
+                "policies": [{"plugin": name} for name in SIX_K10]}, 500
     # 200 configurations: K = 2..21 arms x 10 gaps between the best arm and the rest
     means = [[round(0.5 + 0.02 * gap, 2)] + [round(0.5 - 0.01 * a, 2) for a in range(k - 1)]
              for k in range(2, 22) for gap in range(1, 11)]
@@ -108,7 +120,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2, help="runs of each worker count (default 2)")
     parser.add_argument("--scale", type=float, default=1.0, help="factor on every study's replicas (default 1)")
-    parser.add_argument("--studies", nargs="+", default=["six", "exp1", "sweep"], choices=["six", "exp1", "sweep"])
+    parser.add_argument("--studies", nargs="+", default=STUDIES, choices=STUDIES)
     parser.add_argument("--no-dask", action="store_true", help="skip the Dask comparison")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -119,8 +131,7 @@ def main() -> None:
         return
     load_before = os.getloadavg()
     cases = [(study, "local") for study in args.studies]
-    if "six" in args.studies and not args.no_dask:
-        cases.append(("six", "dask"))
+    cases += [(study, "dask") for study in args.studies if (study, "dask") in TARGETS and not args.no_dask]
     results = [compare(study, executor, args.scale, args.repeats) for study, executor in cases]
     report = {
         "benchmark": "workers_speed",
@@ -133,7 +144,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     for r in results:
-        print(f"{r['study']:6s} {r['executor']:5s} ratio {r['ratio']:.2f} (target {r['target']}), "
+        print(f"{r['study']:7s} {r['executor']:5s} ratio {r['ratio']:.2f} (target {r['target']}), "
               f"main-process peak {r['peak_rss_mib_2']:.0f} MiB with 2, same numbers {r['same_numbers']}")
     print(f"load {load_before[0]:.2f} -> {report['load_average_after'][0]:.2f}; written {args.out}")
 

@@ -310,8 +310,10 @@ def run_experiment(
     notebook); a live one starts its own loop, so inside a running loop it is refused with
     a pointer to ``await run_experiment_async(...)``.
     """
-    config, plans, registry = _resolve(config, seed, replicas, registry)
-    if plans[0][1].live:
-        _refuse_running_loop()
-        return anyio.run(_live_experiment, plans[0][1], registry, out_dir, journal, listeners, backend="asyncio")
-    return _simulated_experiment(config, plans, registry, out_dir, progress, scale, journal, listeners)
+    scale = scale or ShardRunner()
+    with scale.warm():  # worker processes start while the config is read and checked
+        config, plans, registry = _resolve(config, seed, replicas, registry)
+        if not plans[0][1].live:
+            return _simulated_experiment(config, plans, registry, out_dir, progress, scale, journal, listeners)
+    _refuse_running_loop()
+    return anyio.run(_live_experiment, plans[0][1], registry, out_dir, journal, listeners, backend="asyncio")

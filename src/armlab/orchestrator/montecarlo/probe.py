@@ -11,6 +11,7 @@ probed (a warning about its parameters, say) is dropped: the run itself logs it,
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 import structlog.testing
@@ -28,21 +29,31 @@ def seconds_per_trial(
     replicas: int,
     steps: int | None = None,
     seconds: float | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+    warmup: int = 0,
 ) -> float:
     """Seconds policy ``spec`` of ``plan`` spends per trial and replica, measured on at most
     ``replicas`` replicas over its first ``steps`` steps, or until ``seconds`` have passed
-    (whichever comes first; a run that finishes sooner has measured all of itself)."""
+    (whichever comes first; a run that finishes sooner has measured all of itself).
+    ``clock`` measures the seconds: the wall clock, or ``time.thread_time`` for this
+    thread's CPU time, which other processes on the machine do not inflate.  The first
+    ``warmup`` steps are run untimed (a policy's first pull of each arm is alike for all)."""
     rows = np.arange(min(plan.config.replicas, replicas), dtype=np.int64)
     with structlog.testing.capture_logs():
         sources = prepare_sources(plan, rows, plan.config.seed)
         problems = [plan.problem(s, s.truth, b) for b, s in enumerate(sources)]
         sim = new_simulation(plan, spec, sources, problems, plan.config.seed, rows)
-        started = time.perf_counter()
+        for _ in range(warmup):
+            if sim.finished:
+                break
+            sim.step()
+        before = int(sim.dispatched.sum())
+        started = clock()
         taken = 0
         while not sim.finished and (steps is None or taken < steps):
             sim.step()
             taken += 1
-            if seconds is not None and time.perf_counter() - started >= seconds:
+            if seconds is not None and clock() - started >= seconds:
                 break
-        elapsed = time.perf_counter() - started
-    return elapsed / max(1, int(sim.dispatched.sum()))
+        elapsed = clock() - started
+    return elapsed / max(1, int(sim.dispatched.sum()) - before)

@@ -118,6 +118,33 @@ def test_an_unreachable_scheduler_fails_with_a_message():
         run_experiment(validate_config(EXPERIMENT), scale=scale)
 
 
+def test_a_local_dask_cluster_without_dask_installed_names_the_extra_before_anything_runs(monkeypatch):
+    """The cluster starts in a background thread, but a missing Dask is told at once."""
+    import importlib.util
+
+    from armlab.extras import MissingExtra
+    from armlab.orchestrator.montecarlo.scale import dask_cluster
+
+    def missing(name, *args):
+        if name == "distributed":
+            return None
+        return find_spec(name, *args)
+
+    def refuse(module, *args):
+        if module == "distributed":
+            raise ImportError(module)
+        return import_module(module, *args)
+
+    find_spec, import_module = importlib.util.find_spec, importlib.import_module
+    monkeypatch.setattr(dask_cluster.importlib.util, "find_spec", missing)
+    monkeypatch.setattr("armlab.extras.importlib.import_module", refuse)
+    ran = []
+    monkeypatch.setattr(dask_cluster, "run_task", lambda *args: ran.append(args))
+    with pytest.raises(MissingExtra, match=r"executor 'dask' needs distributed.*pip install -e '\.\[dask\]'"):
+        run_experiment(validate_config(EXPERIMENT), scale=ShardRunner(workers=2, executor="dask"))
+    assert ran == []
+
+
 def test_a_scheduler_needs_the_dask_executor(tmp_path):
     with pytest.raises(ConfigError, match="add --executor dask"):
         ShardRunner(scheduler="tcp://127.0.0.1:8786")

@@ -222,3 +222,36 @@ def test_a_worker_that_dies_is_reported(handshake, tmp_path):
     with pytest.raises(RuntimeError, match=r"worker process armlab-worker-1 died \(exit code 3\).*error is printed above"):
         run_experiment(config(tmp_path / "flag", "exit"), registry=registry, scale=UNPROBED)
     assert multiprocessing.active_children() == []
+
+
+def armlab_workers() -> list[multiprocessing.process.BaseProcess]:
+    return [p for p in multiprocessing.active_children() if p.name.startswith("armlab-worker-")]
+
+
+@pytest.mark.system
+def test_workers_start_before_the_config_is_read_and_the_run_takes_them(monkeypatch):
+    """The worker processes import armlab while this process reads and checks the config;
+    the numbers are those of one process, and no worker outlives the run."""
+    from armlab.orchestrator import runner
+
+    scale = ShardRunner(workers=2)
+    alive_while_resolving = []
+    resolve = runner._resolve
+
+    def resolving(*args):
+        alive_while_resolving.append([p.is_alive() for p in armlab_workers()])
+        return resolve(*args)
+
+    monkeypatch.setattr(runner, "_resolve", resolving)
+    config = validate_config(EXPERIMENT)
+    assert metrics(run_experiment(config, scale=scale)) == metrics(run_experiment(config))
+    assert alive_while_resolving == [[True], []]  # started before resolving; the one-process run starts none
+    assert armlab_workers() == []
+
+
+@pytest.mark.system
+def test_workers_started_for_a_config_that_is_refused_are_stopped():
+    with pytest.raises(ArmlabError, match="budget"):
+        run_experiment({**EXPERIMENT, "problem": {"objective": "best-arm", "budget": -1}},
+                       scale=ShardRunner(workers=3))
+    assert armlab_workers() == []

@@ -11,7 +11,11 @@ stdout): progress advances task by task, and the numbers are those of a run in o
 
 from __future__ import annotations
 
+import collections
 import functools
+import importlib.util
+import logging
+import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
@@ -27,43 +31,91 @@ from armlab.plan import ExperimentPlan
 
 __all__ = ["DaskCluster"]
 
+#: The module a local cluster's workers import as they start (while this process works), so
+#: their first task does not pay for importing armlab.
+PRELOAD = __name__
+
 
 class DaskCluster:
-    """A connection to a Dask cluster (started here when ``scheduler`` is None) for one run."""
+    """A connection to a Dask cluster (started here when ``scheduler`` is None) for one run.
 
-    def __init__(self, workers: int, scheduler: str | None, connect_timeout: float) -> None:
+    A local cluster takes seconds to start (its scheduler, and worker processes that import
+    armlab: :data:`PRELOAD`).  Meanwhile this process is not idle: the cluster starts in a
+    background thread, and until it is up this process runs tasks itself, the costliest
+    first, as a worker would (the cluster's start-up overlaps the longest task, and the
+    short ones are left to fill the end); once up, the cluster takes the others
+    (``help_while_starting=False``: the cluster runs every task).  The cluster holds one task per worker thread at a time, the costliest left, and
+    gets the next as one completes: Dask would otherwise assign every task to a worker as it
+    is submitted, and a worker done early could not take the costliest task queued on
+    another.
+    """
+
+    def __init__(self, workers: int, scheduler: str | None, connect_timeout: float,
+                 help_while_starting: bool = True) -> None:
         self._workers = workers
         self._scheduler = scheduler
         self._connect_timeout = connect_timeout
+        self._help = help_while_starting
         self._client: Any = None
         self._cluster: Any = None
+        self._starting: threading.Thread | None = None
+        self._failure: BaseException | None = None
+        self._lock = threading.Lock()
+        self._up = threading.Event()
+        self._handout: _Handout | None = None
 
     def __enter__(self) -> DaskCluster:
-        distributed = require("distributed", "dask", "executor 'dask'")
-        Client, LocalCluster = distributed.Client, distributed.LocalCluster  # noqa: N806 - classes
-        if self._scheduler is None:
-            self._cluster = LocalCluster(n_workers=self._workers, threads_per_worker=1, processes=True,
-                                         dashboard_address=None)
-            self._client = Client(self._cluster)
+        if self._scheduler is None and importlib.util.find_spec("distributed") is not None:
+            # importing distributed takes a while too: the background thread does it
+            self._starting = threading.Thread(target=self._start_local, name="armlab-dask-cluster-start", daemon=True)
+            self._starting.start()
             return self
+        distributed = require("distributed", "dask", "executor 'dask'")
         try:
-            self._client = Client(self._scheduler, timeout=self._connect_timeout)
+            self._client = distributed.Client(self._scheduler, timeout=self._connect_timeout)
         except (OSError, ValueError) as exc:
             raise ConfigError(
                 f"cannot reach the Dask scheduler at {self._scheduler!r} within {self._connect_timeout:g} s ({exc}): "
                 "check --scheduler (the address a running `dask scheduler` prints, e.g. tcp://host:8786), "
                 "or leave it out to start a local cluster"
             ) from None
+        self._up.set()
         return self
 
+    def _start_local(self) -> None:
+        """(The background thread) start the local cluster; once up, hand it its first tasks.
+
+        Dask logs only its errors (a loaded machine makes it warn of slow ticks, scratch
+        folders and shutdowns, which would interleave with armlab's own log lines)."""
+        try:
+            import distributed
+
+            self._cluster = distributed.LocalCluster(
+                n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                preload=[PRELOAD], silence_logs=logging.ERROR)
+            client = distributed.Client(self._cluster)
+            with self._lock:
+                self._client = client
+                if self._handout is not None:
+                    self._handout.send(client, self.width)
+        except BaseException as exc:  # raised in the calling thread, by run
+            self._failure = exc
+        finally:
+            self._up.set()
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._client.close()
+        if self._starting is not None:
+            self._starting.join()
+        if self._client is not None:
+            self._client.close()
         if self._cluster is not None:
             self._cluster.close()
 
     @property
     def width(self) -> int:
         """How many tasks the cluster runs at once (its worker threads; at least 1)."""
+        if self._scheduler is None:
+            return max(1, self._workers)  # one thread per local worker process
         return max(1, sum(self._client.nthreads().values()))
 
     def run(
@@ -74,24 +126,58 @@ class DaskCluster:
         finished: Callable[[Task, TaskOutput], Any],
         schedule: Schedule = list,
     ) -> None:
-        """Run every task on the cluster, handing each output to ``finished`` as it completes
-        (and letting the cluster forget it).  The scheduler hands them to free workers in
-        the order ``schedule(tasks)`` gives (a task's Dask priority is its rank from the end)."""
-        from distributed import as_completed
+        """Run every task, handing each output to ``finished`` as it completes (and letting
+        the cluster forget it).  The cluster gets the tasks in the order ``schedule(tasks)``
+        gives, one per free worker thread; while a local cluster starts, this process runs
+        the first ones (as the class says)."""
+        handout = _Handout([recipe(plan) for plan in plans], schedule(tasks))
+        with self._lock:
+            self._handout = handout
+            if self._client is not None:
+                handout.send(self._client, self.width)
+        while self._help and not self._up.is_set() and (mine := handout.take()):
+            (task,) = mine
+            finished(task, run_task(plans[task.run], task, collector.relay(task)))
+        self._up.wait()
+        if self._failure is not None:
+            raise self._failure
+        from distributed import as_completed  # here: imported by now, whichever thread started the cluster
 
-        recipes = [recipe(plan) for plan in plans]
-        ordered = schedule(tasks)
-        futures = {self._client.submit(_run_recorded, recipes[t.run], t, pure=False, priority=len(ordered) - rank): t
-                   for rank, t in enumerate(ordered)}
-        for future in as_completed(futures):
+        completed = as_completed(list(handout.sent))
+        for future in completed:
             output, messages, logs = future.result()
-            task = futures.pop(future)
+            task = handout.sent.pop(future)
             future.release()
+            for successor in handout.send(self._client, 1):  # the freed thread's next task
+                completed.add(successor)
             for message in messages:
                 collector.receive(message)
             for method, event in logs:
                 replay_log(method, event)
             finished(task, output)
+
+
+class _Handout:
+    """The scheduled tasks of a run not yet given out, first in the schedule first, to this
+    process or to the cluster (:attr:`sent`: the task of each future on the cluster)."""
+
+    def __init__(self, recipes: list[PlanRecipe], ordered: list[Task]) -> None:
+        self._recipes = recipes
+        self._left = collections.deque(ordered)
+        self._lock = threading.Lock()
+        self.sent: dict[Any, Task] = {}
+
+    def take(self, count: int = 1) -> list[Task]:
+        """The first ``count`` tasks left in the schedule (fewer if fewer are left), now given out."""
+        with self._lock:
+            return [self._left.popleft() for _ in range(min(count, len(self._left)))]
+
+    def send(self, client: Any, count: int) -> list[Any]:
+        """Submit to the cluster the first ``count`` tasks left; their futures."""
+        batch = self.take(count)
+        futures = [client.submit(_run_recorded, self._recipes[task.run], task, pure=False) for task in batch]
+        self.sent.update(zip(futures, batch, strict=True))
+        return futures
 
 
 def _run_recorded(

@@ -1,10 +1,12 @@
 """Run the tasks of a Monte Carlo run in this process and in worker processes.
 
-With ``workers = N``, this process starts ``N - 1`` worker processes and works too.  While
-the workers start (a fresh interpreter importing numpy and armlab, about a second), this
-process puts the tasks in the order to hand them out (``schedule``: costliest first, from
-a short probe of each policy, :mod:`armlab.orchestrator.montecarlo.scale.task_costs`) and starts on the first
-one; each process then claims the next unclaimed task in that order (a shared counter)
+With ``workers = N``, this process starts ``N - 1`` worker processes (a :class:`Crew`,
+before the config is even read when :func:`~armlab.orchestrator.runner.run_experiment`
+runs it) and works too.  While the workers start (a fresh interpreter importing numpy and
+armlab, about a second), this process puts the tasks in the order to hand them out
+(``schedule``: costliest first, from a short probe of each policy, or a cheap one first for
+this process to run while the workers start, :mod:`armlab.orchestrator.montecarlo.scale.task_costs`)
+and starts on the first one; each process then claims the next unclaimed task in that order (a shared counter)
 until none is left, so a short task never waits behind a long one and the long ones do not
 end the run alone.
 
@@ -38,7 +40,7 @@ from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, run_tas
 from armlab.orchestrator.montecarlo.scale.task_costs import Schedule
 from armlab.plan import ExperimentPlan
 
-__all__ = ["run_locally"]
+__all__ = ["Crew", "run_locally"]
 
 #: Seconds between checks that the workers are alive while this process waits for them.
 POLL_SECONDS = 0.2
@@ -48,6 +50,46 @@ class WorkerTraceback(Exception):
     """Where a task failed in a worker process (the cause of the error raised here)."""
 
 
+class Crew:
+    """``count`` worker processes, started now and waiting for one run's tasks (:meth:`hand`).
+
+    Starting them before the run is planned (:meth:`~armlab.orchestrator.montecarlo.scale.shards.ShardRunner.warm`)
+    lets them import armlab while this process reads and checks the config.
+    """
+
+    def __init__(self, count: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.claims = context.Value("q", 0)  # the position in the order of the next task to claim
+        self.outbox = context.Queue()
+        self._jobs = context.Queue()
+        self.processes: list[BaseProcess] = []
+        try:
+            for number in range(1, count + 1):
+                process = context.Process(target=_work, args=(self._jobs, self.claims, self.outbox),
+                                          name=f"armlab-worker-{number}", daemon=True)
+                process.start()
+                self.processes.append(process)
+        except BaseException:
+            self.stop()
+            raise
+
+    def hand(self, recipes: list[PlanRecipe], tasks: list[Task], order: list[int]) -> None:
+        """Give every worker the run: its plans' recipes, its tasks and the order to claim them in."""
+        for _ in self.processes:
+            self._jobs.put((recipes, tasks, order))
+
+    def stop(self) -> None:
+        """End the workers now, whatever they are doing."""
+        for process in self.processes:
+            process.terminate()
+        self.join()
+
+    def join(self) -> None:
+        """Wait for every worker to end."""
+        for process in self.processes:
+            process.join()
+
+
 def run_locally(
     plans: Sequence[ExperimentPlan],
     tasks: Sequence[Task],
@@ -55,54 +97,46 @@ def run_locally(
     workers: int,
     finished: Callable[[Task, TaskOutput], Any],
     schedule: Schedule = list,
+    crew: Crew | None = None,
 ) -> None:
-    """Run every task in this process and ``workers - 1`` worker processes, handing each
-    output to ``finished`` as it arrives (so an interruption keeps what was done); the
-    workers claim them in the order ``schedule(tasks)`` gives (this process alone: as given).
+    """Run every task in this process and ``workers - 1`` worker processes (``crew``, if
+    started already), handing each output to ``finished`` as it arrives (so an interruption
+    keeps what was done); the workers claim them in the order ``schedule(tasks)`` gives (this
+    process alone: as given).
 
     Workers ignore SIGINT: Ctrl-C reaches the whole process group, and this process alone
     decides, stopping the workers.
     """
     helpers = min(workers, len(tasks)) - 1
     if helpers <= 0:
+        if crew is not None:
+            crew.stop()
         for task in tasks:
             finished(task, run_task(plans[task.run], task, collector.relay(task)))
         return
-    recipes = [recipe(plan) for plan in plans]
-    context = multiprocessing.get_context("spawn")
-    claims = context.Value("q", 0)
-    order = context.Array("q", len(tasks), lock=False)  # order[i]: the number of the i-th task to hand out
-    ready = context.Event()  # set once ``order`` is written
-    outbox = context.Queue()
-    processes: list[BaseProcess] = []  # those started
-    inbox = _Inbox(outbox, collector, processes, lambda index, output: finished(tasks[index], output))
-
-    def send(message: Message) -> None:  # this process's reports, and meanwhile the workers'
-        collector.receive(message)
-        inbox.drain()
-
     try:
-        for number in range(1, helpers + 1):
-            process = context.Process(target=_work, args=(recipes, tasks, order, ready, claims, outbox),
-                                      name=f"armlab-worker-{number}", daemon=True)
-            process.start()
-            processes.append(process)
+        recipes = [recipe(plan) for plan in plans]
+        crew = crew or Crew(helpers)
+        inbox = _Inbox(crew.outbox, collector, crew.processes, lambda index, output: finished(tasks[index], output))
+
+        def send(message: Message) -> None:  # this process's reports, and meanwhile the workers'
+            collector.receive(message)
+            inbox.drain()
+
         number_of = {task: index for index, task in enumerate(tasks)}
-        order[:] = [number_of[task] for task in schedule(tasks)]
-        ready.set()
-        for index in _claimed(claims, order):
+        order = [number_of[task] for task in schedule(tasks)]
+        crew.hand(recipes, list(tasks), order)
+        for index in _claimed(crew.claims, order):
             task = tasks[index]
             inbox.take_output(index, run_task(plans[task.run], task, Relay(send, task)))
             inbox.drain()
         while inbox.count < len(tasks):
             inbox.wait()
     except BaseException:
-        for process in processes:
-            process.terminate()
+        if crew is not None:
+            crew.stop()
         raise
-    finally:
-        for process in processes:
-            process.join()
+    crew.join()
 
 
 def _claimed(claims: Any, order: Sequence[int]) -> Iterator[int]:
@@ -116,11 +150,12 @@ def _claimed(claims: Any, order: Sequence[int]) -> Iterator[int]:
         yield order[position]
 
 
-def _work(recipes: list[PlanRecipe], tasks: list[Task], order: Any, ready: Any, claims: Any, outbox: Any) -> None:
-    """A worker process: once the order is set, claim and run tasks, sending everything to ``outbox``."""
+def _work(jobs: Any, claims: Any, outbox: Any) -> None:
+    """A worker process: once handed a run (from ``jobs``), claim and run its tasks in the
+    order given, sending everything to ``outbox``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     apply_heap_setting()
-    ready.wait()
+    recipes, tasks, order = jobs.get()
     with worker_logs(lambda method, event: outbox.put(("log", method, event))):
         for index in _claimed(claims, order):
             task = tasks[index]

@@ -11,8 +11,9 @@ and when part of the tasks come from an interrupted run (:mod:`armlab.orchestrat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from armlab.errors import ConfigError
@@ -20,11 +21,11 @@ from armlab.events import Listener
 from armlab.log import get_logger
 from armlab.orchestrator.montecarlo.scale.collect import Collector
 from armlab.orchestrator.montecarlo.scale.dask_cluster import DaskCluster
-from armlab.orchestrator.montecarlo.scale.processes import run_locally
+from armlab.orchestrator.montecarlo.scale.processes import Crew, run_locally
 from armlab.orchestrator.montecarlo.scale.run_outputs import RunOutputs
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
 from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
-from armlab.orchestrator.montecarlo.scale.task_costs import CostModel, probed_costs, scheduler
+from armlab.orchestrator.montecarlo.scale.task_costs import WORKER_START_SECONDS, CostModel, probed_costs, scheduler
 from armlab.orchestrator.montecarlo.scale.tasks import Task, plan_tasks, remaining
 from armlab.plan import ExperimentPlan
 
@@ -61,6 +62,8 @@ class ShardRunner:
     connect_timeout: float = 5.0
     cost_model: CostModel = probed_costs
 
+    _crew: Crew | None = field(default=None, init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
             raise ConfigError(f"unknown executor {self.executor!r}; use 'local' or 'dask'")
@@ -69,6 +72,21 @@ class ShardRunner:
                 f"a scheduler address ({self.scheduler!r}) is for the Dask executor: add --executor dask, "
                 "or drop --scheduler to run on local worker processes"
             )
+
+    @contextmanager
+    def warm(self) -> Iterator[None]:
+        """Start the worker processes now, so they import armlab while the caller prepares the
+        run (:func:`~armlab.orchestrator.runner.run_experiment` reads and checks the config
+        meanwhile); :meth:`run` takes them, and those it did not take are stopped on leaving.
+        Local workers only: a Dask cluster starts in :meth:`run`, alongside this process's work."""
+        if self.executor == "local" and self.workers > 1 and self._crew is None:
+            self._crew = Crew(self.workers - 1)
+        try:
+            yield
+        finally:
+            crew, self._crew = self._crew, None
+            if crew is not None:
+                crew.stop()
 
     def run(
         self,
@@ -98,13 +116,14 @@ class ShardRunner:
                     outputs.add(task, output, save=False)
             return tasks, collector
 
-        schedule = scheduler(plans, self.cost_model)
         if self.executor == "dask":
             with DaskCluster(self.workers, self.scheduler, self.connect_timeout) as cluster:
                 tasks, collector = start(cluster.width)
-                cluster.run(plans, tasks, collector, outputs.add, schedule)
+                cluster.run(plans, tasks, collector, outputs.add, scheduler(plans, self.cost_model))
         else:
             tasks, collector = start(self.workers)
-            run_locally(plans, tasks, collector, self.workers, outputs.add, schedule)
+            schedule = scheduler(plans, self.cost_model, self.workers, WORKER_START_SECONDS)
+            crew, self._crew = self._crew, None
+            run_locally(plans, tasks, collector, self.workers, outputs.add, schedule, crew)
         return outputs.results()
 
