@@ -136,3 +136,34 @@ def test_the_table_shows_the_metric_each_objective_is_judged_by(tmp_path):
         "ucb1": {"trials": 12, "completed": 11, "failed": 1, "recommendation": 1}}}
     table = format_table(live, [["A", "B"]])
     assert "error at budget" not in table and "completed" in table and "B (arm 1)" in table
+
+
+def _armlab_workers() -> list:
+    import multiprocessing
+
+    return [p for p in multiprocessing.active_children() if p.name.startswith("armlab-worker-")]
+
+
+@pytest.mark.system
+def test_run_starts_its_workers_before_it_reads_the_config_and_stops_them_on_a_refusal(monkeypatch, config_file,
+                                                                                       tmp_path):
+    """``armlab run --workers 2``: the worker imports armlab while the config is read, checked
+    and probed; the run takes it, and a refused config stops it (no process left behind)."""
+    from armlab.cli import run as run_command
+
+    alive_while_loading = []
+    load = run_command.load_experiment
+
+    def loading(*args):
+        alive_while_loading.append(len(_armlab_workers()))
+        return load(*args)
+
+    monkeypatch.setattr(run_command, "load_experiment", loading)
+    result = CliRunner().invoke(cli, ["--no-plugins", "run", str(config_file), "--workers", "2"])
+    assert result.exit_code == 0, result.output
+    assert alive_while_loading == [1] and _armlab_workers() == []
+    bad = tmp_path / "bad.toml"
+    bad.write_text(CONFIG.replace("budget = 400", "budget = -1"), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--no-plugins", "run", str(bad), "--workers", "2"])
+    assert result.exit_code == 2 and "budget" in result.output
+    assert alive_while_loading == [1, 1] and _armlab_workers() == []

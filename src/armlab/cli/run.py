@@ -97,38 +97,40 @@ def run_command(
     """
     if plot and out_dir is None:
         raise click.UsageError("--plot needs --out DIR: the figures are written next to summary.json")
-    with user_errors():  # everything that can be wrong is refused before the work starts
+    with user_errors():
         scale = ShardRunner(workers, executor, scheduler, shard_size)
-        loaded = load_experiment(config_path, app.registry)  # before the overrides: it says what the file set
-        live = has_live_source(loaded, app.registry)
-        refuse_ignored_live_fields(loaded, live, replicas=replicas)
-        config = loaded.with_overrides(seed=seed, replicas=replicas)
-        plans = [plan for _, plan in build_plans(config, app.registry)]
-        check_memory(plans, workers=workers, block=shard_size, remote=scheduler is not None)
-    if out_dir is not None:
-        writable_dir(out_dir, "--out")
-        check_earlier_results(out_dir, config, live=live, journaled=journal_path is not None, overwrite=overwrite)
-    log_file: TextIO | None = open_for_append(log_path, "--log") if log_path else None
-    try:
-        with _interrupted(live, journal_path), _progress(config) as progress:
-            if log_file is not None:
-                configure_logging(stream=log_file, json=True)
-            elif progress is not None:  # sys.stderr now goes through the progress display
-                configure_logging(level="warning", json=False)
-            else:
-                configure_logging(json=True)
-            if progress is None:  # off a terminal: the estimate and progress go to the log
-                progress = ProgressLog(policy_totals(config))
+    with scale.warm():  # worker processes start while the config is read, checked and probed
+        with user_errors():  # everything that can be wrong is refused before the work starts
+            loaded = load_experiment(config_path, app.registry)  # before the overrides: it says what the file set
+            live = has_live_source(loaded, app.registry)
+            refuse_ignored_live_fields(loaded, live, replicas=replicas)
+            config = loaded.with_overrides(seed=seed, replicas=replicas)
+            plans = [plan for _, plan in build_plans(config, app.registry)]
+            check_memory(plans, workers=workers, block=shard_size, remote=scheduler is not None)
+        if out_dir is not None:
+            writable_dir(out_dir, "--out")
+            check_earlier_results(out_dir, config, live=live, journaled=journal_path is not None, overwrite=overwrite)
+        log_file: TextIO | None = open_for_append(log_path, "--log") if log_path else None
+        try:
+            with _interrupted(live, journal_path), _progress(config) as progress:
+                if log_file is not None:
+                    configure_logging(stream=log_file, json=True)
+                elif progress is not None:  # sys.stderr now goes through the progress display
+                    configure_logging(level="warning", json=False)
+                else:
+                    configure_logging(json=True)
+                if progress is None:  # off a terminal: the estimate and progress go to the log
+                    progress = ProgressLog(policy_totals(config))
+                    with user_errors():
+                        _log_the_estimate(plans, workers)
                 with user_errors():
-                    _log_the_estimate(plans, workers)
-            with user_errors():
-                summary = run_experiment(
-                    config, out_dir=out_dir, registry=app.registry, progress=progress, scale=scale,
-                    journal=journal_path,
-                )
-    finally:
-        if log_file is not None:
-            log_file.close()
+                    summary = run_experiment(
+                        config, out_dir=out_dir, registry=app.registry, progress=progress, scale=scale,
+                        journal=journal_path,
+                    )
+        finally:
+            if log_file is not None:
+                log_file.close()
     click.echo(format_table(summary, arm_names(config)))
     stale: list[Path] = []
     if out_dir is not None:
