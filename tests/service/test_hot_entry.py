@@ -146,3 +146,26 @@ async def test_without_a_token_only_loopback_hosts_are_answered(tmp_path, monkey
             assert hot[2][0] == 200
             assert passed == ["/experiments/e/ask"] * 5 + ["/experiments/e/tell", "/experiments/e/status",
                                                            "/experiments/e/ask"], passed
+
+
+async def test_a_check_that_fails_is_answered_by_the_apps_layers(tmp_path, registry, monkeypatch):
+    """An unexpected error of a check the entry runs (here the token's access) is the app's to
+    answer, as without the entry: a JSON 500."""
+    from armlab.service.server_access import ServerAccess
+
+    storage = open_storage(f"sqlite:///{tmp_path / 'armlab.sqlite'}")
+    experiments = Experiments(storage, registry)
+    app = create_server_app(experiments, admin_token=ADMIN)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://armlab.test", headers=ADMIN_HEADERS) as client:
+        assert (await client.post("/experiments", json={"name": "e", "config": CONFIG})).status_code == 201
+        assert (await client.post("/experiments/e/ask", json={})).status_code == 200  # open now
+
+        def broken(self, method, path, token):
+            raise RuntimeError("catalog gone")
+
+        monkeypatch.setattr(ServerAccess, "refusal", broken)
+        response = await client.post("/experiments/e/ask", json={})
+    storage.close()
+    assert response.status_code == 500 and "RuntimeError" in response.json()["detail"]
+    assert response.headers["x-content-type-options"] == "nosniff"
