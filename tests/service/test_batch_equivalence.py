@@ -69,3 +69,25 @@ async def test_batches_answer_and_journal_as_the_same_requests_one_by_one(live, 
     dispatches = [event for event in events if event.kind == "dispatch"]
     assert all(event.propensity is not None for event in dispatches)
     assert {event.propensity_draws is None for event in dispatches} == {policy == "ucb1"}
+
+
+async def test_a_batch_selects_once_where_the_policys_choice_holds(live, registry, tmp_path, monkeypatch):
+    """UCB1 warm, with lowest-index ties, holds its choice through a batch of asks
+    (``Policy.choice_holds``): the batched run above selects fewer times, to the same answers."""
+    from armlab.plugins.policies.ucb1 import UCB1
+
+    selects = []
+    original = UCB1.select
+
+    def counted(self, stats):
+        selects.append(1)
+        return original(self, stats)
+
+    monkeypatch.setattr(UCB1, "select", counted)
+    config = live.config(feedback={"in_flight": 6}, policies=[{"plugin": "ucb1"}])
+    batched = await run(tmp_path / "batched.sqlite", config, registry, batched=True)
+    in_batches = len(selects)
+    one_by_one = await run(tmp_path / "single.sqlite", config, registry, batched=False)
+    assert [answer for answer in batched if set(answer) != {"state"}] == one_by_one
+    asked_singly = len(selects) - in_batches
+    assert asked_singly - in_batches == 10, (in_batches, asked_singly)  # rounds 2 and 3 select once, not 6 times

@@ -99,6 +99,14 @@ class Policy(Plugin, ABC):
     ) -> None:
         """React to results for replicas ``rows`` (unique) that ``stats`` already holds."""
 
+    def choice_holds(self, stats: ArmStats) -> bool:
+        """Whether :meth:`select` returns the same arms after any number of dispatches with
+        nothing else changed in between (no result, no retirement): it reads neither the
+        pending pulls nor per-call randomness at ``stats``.  A live batch of asks then selects
+        once for all of them.  False (select at every ask) unless a policy knows it is true;
+        a contract test checks every policy that says so."""
+        return False
+
     def propensities(self, stats: ArmStats, chosen: np.ndarray | None = None) -> Propensities:
         """The probability ``(R, K)`` that the next :meth:`select` returns each arm, given
         ``stats``, and ``None`` if exact or the number of draws that estimated it

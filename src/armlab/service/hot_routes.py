@@ -24,16 +24,19 @@ from typing import Any
 
 from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from armlab.service.body_limit import replay
+from armlab.service.json_answers import JSON_HEADERS
 from armlab.service.models import AskBatchIn, AskIn, TellBatchIn, tell_model
 from armlab.service.service import Service
 
-__all__ = ["HotRoutes"]
+__all__ = ["HotRoutes", "Route", "read_body", "send_json"]
 
 _Handler = Callable[[Request, Exception], Awaitable[Response]]
+#: A hot route: the model of its body and the service call that answers it.
+Route = tuple[type[BaseModel], Callable[[Any], Awaitable[dict[str, Any]]]]
 
 
 class HotRoutes:
@@ -47,7 +50,7 @@ class HotRoutes:
         self.app = app
         self.handlers = handlers
         experiment = service.experiment
-        self.routes: dict[str, tuple[type[BaseModel], Callable[[Any], Awaitable[dict[str, Any]]]]] = {
+        self.routes: dict[str, Route] = {
             "/ask": (AskIn, service.answer_ask),
             "/tell": (tell_model(experiment.problem.reward_range), service.answer_tell),
             "/ask/batch": (AskBatchIn, service.answer_ask_batch),
@@ -59,23 +62,31 @@ class HotRoutes:
         if route is None:
             await self.app(scope, receive, send)
             return
-        messages, body = await _read_body(receive)
+        messages, body = await read_body(receive)
+        answer = None if body is None else await self.answer(scope, route, body)
+        if answer is None:  # the app answers it, with its own message
+            await self.app(scope, replay(messages, receive), send)
+        elif isinstance(answer, bytes):
+            await send_json(send, answer)
+        else:
+            await answer(scope, receive, send)
+
+    async def answer(self, scope: Scope, route: Route, body: bytes) -> bytes | Response | None:
+        """The answer of a request of ``route`` with ``body``: the JSON of its answer's fields
+        (200), the app's handler's answer to the service's refusal, or None when the route's
+        model refuses the body (nothing done; the app's own route answers it)."""
         model, call = route
         try:
-            fields = None if body is None else model.model_validate(json.loads(body))
+            fields = model.model_validate(json.loads(body))
         except (ValueError, RecursionError):  # not JSON, or refused by the model (a ValidationError)
-            fields = None
-        if fields is None:  # the app answers it, with its own message
-            await self.app(scope, replay(messages, receive), send)
-            return
+            return None
         try:
-            response: Response = JSONResponse(await call(fields))  # the answer's fields, JSON-ready
+            return _ENCODE(await call(fields)).encode()  # the answer's fields, JSON-ready
         except Exception as exc:
             handler = self._handler(exc)
             if handler is None:
                 raise
-            response = await handler(Request(scope), exc)
-        await response(scope, receive, send)
+            return await handler(Request(scope), exc)
 
     def _handler(self, exc: Exception) -> _Handler | None:
         for kind in type(exc).__mro__:
@@ -84,13 +95,30 @@ class HotRoutes:
         return None
 
 
+#: JSON as :class:`~starlette.responses.JSONResponse` renders it (the same bytes).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
+
+#: The headers of a JSON answer after the service's own (:mod:`armlab.service.json_answers`).
+_JSON_HEADERS = [(b"content-type", b"application/json"),
+                 *((name.lower().encode(), value.encode()) for name, value in JSON_HEADERS.items())]
+
+
+async def send_json(send: Send, body: bytes) -> None:
+    """Send ``body`` as a 200 JSON answer, with the headers and in the order that a
+    :class:`~starlette.responses.JSONResponse` passed through
+    :class:`~armlab.service.json_answers.JsonAnswers` has."""
+    headers = [(b"content-length", str(len(body)).encode()), *_JSON_HEADERS]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def _route_path(scope: Scope) -> str:
     """The path inside the app (``armlab server`` mounts an experiment's app under a prefix)."""
     path, root = scope["path"], scope.get("root_path", "")
     return path[len(root):] if root and path.startswith(root + "/") else path
 
 
-async def _read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
+async def read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
     """The messages read and the whole body (None: the client left before it was sent)."""
     messages: list[Message] = []
     while True:

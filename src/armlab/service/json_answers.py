@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from armlab.log import get_logger
 from armlab.service.models import ErrorOut
 
-__all__ = ["JSON_HEADERS", "JsonAnswers"]
+__all__ = ["JSON_HEADERS", "JsonAnswers", "add_json_headers", "internal_error", "with_json_headers"]
 
 log = get_logger(__name__)
 
@@ -42,16 +42,43 @@ class JsonAnswers:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                headers = MutableHeaders(scope=message)
-                if headers.get("content-type", "").startswith("application/json"):
-                    headers.update(JSON_HEADERS)
+                add_json_headers(message)
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_headers)
         except Exception as exc:  # anything the routes' own handlers did not answer
-            log.error("request_failed", method=scope["method"], path=scope["path"], error=repr(exc), exc_info=exc)
             if started:
+                log_failure(scope, exc)
                 raise  # half an answer went out: only closing the connection can end it
-            detail = f"internal error of the service ({type(exc).__name__}); it is logged, the request can be retried"
-            await JSONResponse(ErrorOut(detail=detail).model_dump(), status_code=500)(scope, receive, send_with_headers)
+            await internal_error(scope, exc)(scope, receive, send_with_headers)
+
+
+def add_json_headers(start: Message) -> None:
+    """Add :data:`JSON_HEADERS` to an ``http.response.start`` message whose content type is JSON."""
+    headers = MutableHeaders(scope=start)
+    if headers.get("content-type", "").startswith("application/json"):
+        headers.update(JSON_HEADERS)
+
+
+def with_json_headers(send: Send) -> Send:
+    """``send``, adding :data:`JSON_HEADERS` to a JSON answer."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            add_json_headers(message)
+        await send(message)
+
+    return sending
+
+
+def log_failure(scope: Scope, exc: Exception) -> None:
+    log.error("request_failed", method=scope["method"], path=scope["path"], error=repr(exc), exc_info=exc)
+
+
+def internal_error(scope: Scope, exc: Exception) -> JSONResponse:
+    """The JSON 500 of an unexpected error (logged): the service's error shape, without the
+    :data:`JSON_HEADERS` (the sender adds them)."""
+    log_failure(scope, exc)
+    detail = f"internal error of the service ({type(exc).__name__}); it is logged, the request can be retried"
+    return JSONResponse(ErrorOut(detail=detail).model_dump(), status_code=500)

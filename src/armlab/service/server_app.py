@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -40,7 +41,8 @@ from armlab.service.app import mount_dashboard
 from armlab.service.body_limit import BodyLimit
 from armlab.service.experiment_configs import ConfigProblems, problem
 from armlab.service.host_check import LoopbackHostOnly
-from armlab.service.json_answers import JsonAnswers
+from armlab.service.hot_entry import HotEntry
+from armlab.service.json_answers import JsonAnswers, with_json_headers
 from armlab.service.models import DEFAULT_MAX_BODY
 from armlab.service.request_checks import RequestChecks
 from armlab.service.server_access import ServerAccess, hash_token, is_experiment_route, new_token
@@ -79,7 +81,7 @@ def _to_owner(scope: Scope, moved: OwnedElsewhere) -> RedirectResponse:
     return RedirectResponse(location, status_code=307)
 
 
-def _retry_after_on_503(send: Send) -> Send:
+def retry_after_on_503(send: Send) -> Send:
     """``send``, adding Retry-After to a 503 answer that has none (a journal write that failed)."""
 
     async def sending(message: Message) -> None:
@@ -92,6 +94,12 @@ def _retry_after_on_503(send: Send) -> Send:
     return sending
 
 
+def refusal_send(send: Send) -> Send:
+    """``send`` with the headers the server's layers add to an experiment route's refusal: the
+    Retry-After of a 503 (:class:`_ExperimentRoutes`), then the JSON headers (:class:`JsonAnswers`)."""
+    return retry_after_on_503(with_json_headers(send))
+
+
 class _ExperimentRoutes:
     """``/experiments/{name}/...``: the open experiment's own app (opened on first use)."""
 
@@ -102,7 +110,7 @@ class _ExperimentRoutes:
         name = scope["path_params"]["name"]
         try:
             async with self.experiments.use(name) as loaded:
-                await loaded.app(scope, receive, _retry_after_on_503(send))
+                await loaded.app(scope, receive, retry_after_on_503(send))
         except UnknownExperiment:
             await _detail(404, f"no experiment named {name!r}")(scope, receive, send)
         except OwnedElsewhere as moved:
@@ -131,6 +139,15 @@ class _ExperimentsFirst:
         await self.app(scope, receive, send)
 
 
+class _ServerApp(FastAPI):
+    """FastAPI with :class:`~armlab.service.hot_entry.HotEntry` before its own layers."""
+
+    entry: ASGIApp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.entry(scope, receive, send)
+
+
 def create_server_app(
     experiments: Experiments,
     *,
@@ -146,8 +163,10 @@ def create_server_app(
         async with experiments.running():
             yield
 
-    app = FastAPI(title="armlab server", version=__version__, description=__doc__, lifespan=lifespan,
-                  docs_url=None, redoc_url=None)
+    app = _ServerApp(title="armlab server", version=__version__, description=__doc__, lifespan=lifespan,
+                     docs_url=None, redoc_url=None)
+    app.entry = HotEntry(partial(FastAPI.__call__, app), experiments, access, max_body=max_body_size,
+                         loopback_only=admin_token is None, refusal_send=refusal_send)
     app.state.experiments = experiments
     mount = Mount("/experiments/{name}", app=_ExperimentRoutes(experiments))
     app.add_middleware(_ExperimentsFirst, mount=mount)

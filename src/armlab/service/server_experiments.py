@@ -6,7 +6,8 @@ request first needs it, and it runs as ``armlab serve`` runs one experiment: its
 :class:`~armlab.service.service.Service` (group commit, timeouts), event hub and routes
 (:func:`~armlab.service.app.experiment_app`), its valid asks and tells answered first by
 :class:`~armlab.service.hot_routes.HotRoutes` (as inside that app, but before the app's own
-per-request layers: the server's app has run its own).  At most ``max_loaded`` experiments
+per-request layers: the server's app has run its own), or, once the experiment is open, by
+the server's entry point (:class:`~armlab.service.hot_entry.HotEntry`) before any layer.  At most ``max_loaded`` experiments
 stay open; opening one more closes the least recently used one that no request is using (its journal is
 flushed and closed; the next request replays it again, to the same state).
 
@@ -31,7 +32,6 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
-from starlette.types import ASGIApp
 
 from armlab.errors import ConfigError
 from armlab.log import get_logger
@@ -77,7 +77,7 @@ class Loaded:
 
     name: str
     service: Service
-    app: ASGIApp
+    app: HotRoutes  # the experiment's routes, its valid asks and tells answered first
     active: int = 0
     closing: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
@@ -141,12 +141,21 @@ class Experiments:
         finally:
             loaded.active -= 1
 
+    def open_now(self, name: str) -> Loaded | None:
+        """The experiment ``name`` if it is open and not closing (None: :meth:`use` opens it or
+        waits for it); hold it with ``active`` while using it."""
+        loaded = self._open.get(name)
+        if loaded is None or loaded.closing.is_set():
+            return None
+        self._open.move_to_end(name)
+        return loaded
+
     async def _acquire(self, name: str) -> Loaded:
         while True:
-            loaded = self._open.get(name)
-            if loaded is not None and not loaded.closing.is_set():
-                self._open.move_to_end(name)
+            loaded = self.open_now(name)
+            if loaded is not None:
                 return loaded
+            loaded = self._open.get(name)
             if loaded is not None:
                 await loaded.closed.wait()
                 continue

@@ -144,15 +144,16 @@ class Service:
         """Dispatch up to ``count`` trials at once (call through :meth:`change`: one journal batch)."""
         self._refuse_dispatch()
         records: list[Trial] = []
-        for i in range(count):
-            try:
-                key = keys[i] if keys is not None and i < len(keys) else None
-                unit = units[i] if units is not None and i < len(units) else None
-                records.append(self.experiment.ask(key, unit))
-            except NoTrialAvailable:
-                if not records:
-                    raise
-                break
+        with self.experiment.one_choice():  # nothing but these asks changes the experiment meanwhile
+            for i in range(count):
+                try:
+                    key = keys[i] if keys is not None and i < len(keys) else None
+                    unit = units[i] if units is not None and i < len(units) else None
+                    records.append(self.experiment.ask(key, unit))
+                except NoTrialAvailable:
+                    if not records:
+                        raise
+                    break
         return records
 
     def tell_many(self, reports: list[tuple[int, Any, Any]]) -> list[dict[str, Any]]:

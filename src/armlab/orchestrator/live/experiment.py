@@ -36,7 +36,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
@@ -142,6 +143,8 @@ class LiveExperiment:
         self._joint = type(self.core.allocator).select_arms is not Allocator.select_arms  # it picks arms too
         self._deterministic = [chooses_deterministically(p) for p in self.core.policies]  # propensity 1 at the choice
         self.safeguards = LiveSafeguards(self.problems, guardrails, stopping)
+        self._held_arm: int | None = None  # the policy's arm, selected once for a batch of asks
+        self._holding = False  # inside one_choice()
 
     def __repr__(self) -> str:
         c = self.counters
@@ -318,6 +321,18 @@ class LiveExperiment:
             self.safeguards.repeats += 1
         return dataclasses.replace(self.trials[binding.trial].trial, exposure=kind.value)
 
+    @contextmanager
+    def one_choice(self) -> Iterator[None]:
+        """Asks made inside select the policy's arm once, while the policy says its choice
+        holds (:meth:`~armlab.plugins.interfaces.Policy.choice_holds`): the arm it would select
+        at each of them.  For a batch of asks with nothing else between them (no tell, no
+        retirement: each ask dispatches, or stops the experiment); one bandit only."""
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding, self._held_arm = False, None
+
     def _dispatch(self, key: str | None, unit: str | None) -> Trial:
         """Dispatch a new trial (for ``key`` and ``unit``), or raise :class:`NoTrialAvailable`."""
         state = self.state
@@ -352,7 +367,7 @@ class LiveExperiment:
                 if best is not None:
                     return "anytime", int(bandit), best
         if not core.multi_bandit:  # the one-bandit fast path of DecisionCore.choose
-            arm = int(core.policies[0].select(core.stats[0])[0])
+            arm = self._held_arm if self._held_arm is not None else self._select_one()
             return ("dispatch", 0, arm) if arm >= 0 else ("close", 0, 0)
         choice = core.choose(_ROW)
         if choice.chosen:
@@ -361,6 +376,15 @@ class LiveExperiment:
         if choice.closing:
             return "close", choice.closing[0][0], 0
         return "stop", 0, 0
+
+    def _select_one(self) -> int:
+        """The one bandit's policy's arm now, held for the next asks inside :meth:`one_choice`
+        when the policy's choice holds until something but a dispatch changes."""
+        policy, stats = self.core.policies[0], self.core.stats[0]
+        arm = int(policy.select(stats)[0])
+        if self._holding and arm >= 0 and policy.choice_holds(stats):
+            self._held_arm = arm
+        return arm
 
     def _logged(self, bandit: int, policy_arm: int) -> LoggedChoice:
         """The arm of the next trial under the exploration floor, with its propensity when a

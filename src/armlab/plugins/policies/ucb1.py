@@ -48,3 +48,8 @@ class UCB1(IndexPolicy):
 
     def current_index(self, stats: ArmStats) -> np.ndarray:
         return self._terms.mean_plus(stats, inv_sqrt_n=self.exploration(stats))
+
+    def choice_holds(self, stats: ArmStats) -> bool:
+        """Once every arm is warm and active, with lowest-index ties: the index reads only
+        results (means, observed counts), which dispatches do not change."""
+        return self.tie_rng() is None and self._warm_arms.ready(stats)
