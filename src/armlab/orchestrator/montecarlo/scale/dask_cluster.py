@@ -39,8 +39,8 @@ PRELOAD = __name__
 #: Dask settings of the local cluster armlab starts (never of a cluster at a user's
 #: scheduler), measured on a 2-core machine where the cluster's start-up competes with this
 #: process's tasks for the CPU: worker processes fork from a server that has imported Dask and
-#: armlab once (:func:`start_fork_server`) instead of each starting an interpreter that
-#: imports them; no statistical profiler (a thread sampling every task's stack every 10 ms),
+#: armlab once (:mod:`armlab.orchestrator.montecarlo.scale.fork_server`) instead of each
+#: starting an interpreter that imports them; no statistical profiler (a thread sampling every task's stack every 10 ms),
 #: no GIL monitor, no spilling or pausing on memory (a run holds a few task outputs), and a
 #: slower memory monitor and event-loop tick for a cluster that lives seconds.
 LOCAL_CLUSTER_SETTINGS = {
@@ -107,10 +107,14 @@ class DaskCluster:
         Dask logs only its errors (a loaded machine makes it warn of slow ticks, scratch
         folders and shutdowns, which would interleave with armlab's own log lines)."""
         try:
+            # first: the server imports armlab and Dask while this thread imports Dask (here, not at the
+            # top: importing fork_server builds the plugin registry, which only a local cluster needs now)
+            from armlab.orchestrator.montecarlo.scale.fork_server import start_fork_server
+
+            start_fork_server()
             import dask
             import distributed
 
-            start_fork_server()
             with dask.config.set(LOCAL_CLUSTER_SETTINGS):
                 self._cluster = distributed.LocalCluster(
                     n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -231,24 +235,6 @@ def _run_recorded(
     with worker_logs(lambda method, event: logs.append((method, event))):
         output = run_task(rebuild(plan_recipe), task, Relay(messages.append, task))
     return output, messages, logs
-
-
-def start_fork_server() -> None:
-    """Start this process's fork server (once) with Dask and armlab imported, so every local
-    worker forks from it ready (``fork`` from this threaded process would be unsafe).
-
-    Dask would start it with its own list of modules (pandas among them, which a worker
-    does not need) and import them into this process first; its flag that it has done so
-    is set, so it does neither (the flag is private: should it disappear, the server already
-    runs with this list, and the cost is only those imports)."""
-    import multiprocessing
-    import multiprocessing.forkserver
-
-    import distributed.utils
-
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", PRELOAD])
-    multiprocessing.forkserver.ensure_running()
-    distributed.utils._forkserver_preload_set = True
 
 
 @functools.cache
