@@ -16,7 +16,8 @@ Studies (issue 34's targets in brackets):
 
 Every timed run is a fresh ``python`` process running :func:`armlab.run_experiment` (so its
 worker start-up counts, and ``resource.getrusage`` gives that main process's own peak memory,
-workers excluded); one and two workers alternate, ``--repeats`` times, and the fastest of
+workers excluded; the CPU time of the process and its workers, a figure the machine's load
+barely moves, shows what the workers' start-up costs); one and two workers alternate, ``--repeats`` times, and the fastest of
 each is kept.  ``--scale`` multiplies every study's replicas (``0.1`` for a quick look; the
 targets are for ``1``).  Also recorded: whether both counts gave the same numbers, and the
 load average before and after (the machine may be shared).  Writes
@@ -87,7 +88,21 @@ def one_run(study: str, scale: float, workers: int, executor: str) -> dict[str, 
     seconds = time.perf_counter() - started
     key = "regret_mean" if summary["objective"] == "regret" else "error_rate"
     return {"seconds": seconds, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "cpu_seconds": cpu_seconds(),
             "numbers": {label: p[key] for label, p in summary["policies"].items()}}
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process (its import of armlab included) and of every worker it
+    started: those it has reaped, and a fork server still running (Dask's local cluster),
+    which has reaped the workers it forked."""
+    used = sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    try:
+        import psutil  # installed with Dask
+    except ImportError:  # no Dask: only local workers, reaped by now
+        return used
+    return used + sum(sum(child.cpu_times()[:4]) for child in psutil.Process().children(recursive=True))
 
 
 def timed(study: str, scale: float, workers: int, executor: str) -> dict[str, Any]:
@@ -105,12 +120,14 @@ def compare(study: str, executor: str, scale: float, repeats: int) -> dict[str, 
             run = timed(study, scale, workers, "local" if workers == 1 else executor)
             runs[workers].append(run)
             print(f"{study} {executor} repeat {repeat + 1}, {workers}: {run['seconds']:.2f} s, "
-                  f"peak {run['peak_rss_mib']:.0f} MiB, load {os.getloadavg()[0]:.2f}", flush=True)
+                  f"CPU {run['cpu_seconds']:.2f} s, peak {run['peak_rss_mib']:.0f} MiB, load {os.getloadavg()[0]:.2f}", flush=True)
     one, two = (min(r["seconds"] for r in runs[w]) for w in (1, 2))
     return {"study": study, "executor": executor, "target": TARGETS[study, executor],
             "seconds_1": [round(r["seconds"], 3) for r in runs[1]],
             "seconds_2": [round(r["seconds"], 3) for r in runs[2]],
             "ratio": round(one / two, 3),
+            "cpu_seconds_1": min(round(r["cpu_seconds"], 3) for r in runs[1]),
+            "cpu_seconds_2": min(round(r["cpu_seconds"], 3) for r in runs[2]),
             "peak_rss_mib_1": round(max(r["peak_rss_mib"] for r in runs[1]), 1),
             "peak_rss_mib_2": round(max(r["peak_rss_mib"] for r in runs[2]), 1),
             "same_numbers": all(r["numbers"] == runs[1][0]["numbers"] for r in runs[1] + runs[2])}
@@ -145,6 +162,7 @@ def main() -> None:
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     for r in results:
         print(f"{r['study']:7s} {r['executor']:5s} ratio {r['ratio']:.2f} (target {r['target']}), "
+              f"CPU {r['cpu_seconds_1']:.2f} -> {r['cpu_seconds_2']:.2f} s, "
               f"main-process peak {r['peak_rss_mib_2']:.0f} MiB with 2, same numbers {r['same_numbers']}")
     print(f"load {load_before[0]:.2f} -> {report['load_average_after'][0]:.2f}; written {args.out}")
 

@@ -15,6 +15,7 @@ import collections
 import functools
 import importlib.util
 import logging
+import queue
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -34,6 +35,24 @@ __all__ = ["DaskCluster"]
 #: The module a local cluster's workers import as they start (while this process works), so
 #: their first task does not pay for importing armlab.
 PRELOAD = __name__
+
+#: Dask settings of the local cluster armlab starts (never of a cluster at a user's
+#: scheduler), measured on a 2-core machine where the cluster's start-up competes with this
+#: process's tasks for the CPU: worker processes fork from a server that has imported Dask and
+#: armlab once (:mod:`armlab.orchestrator.montecarlo.scale.fork_server`) instead of each
+#: starting an interpreter that imports them; no statistical profiler (a thread sampling every task's stack every 10 ms),
+#: no GIL monitor, no spilling or pausing on memory (a run holds a few task outputs), and a
+#: slower memory monitor and event-loop tick for a cluster that lives seconds.
+LOCAL_CLUSTER_SETTINGS = {
+    "distributed.worker.multiprocessing-method": "forkserver",
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.worker.memory.target": False,
+    "distributed.worker.memory.spill": False,
+    "distributed.worker.memory.pause": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.tick.interval": "1s",
+}
 
 
 class DaskCluster:
@@ -88,11 +107,18 @@ class DaskCluster:
         Dask logs only its errors (a loaded machine makes it warn of slow ticks, scratch
         folders and shutdowns, which would interleave with armlab's own log lines)."""
         try:
+            # first: the server imports armlab and Dask while this thread imports Dask (here, not at the
+            # top: importing fork_server builds the plugin registry, which only a local cluster needs now)
+            from armlab.orchestrator.montecarlo.scale.fork_server import start_fork_server
+
+            start_fork_server()
+            import dask
             import distributed
 
-            self._cluster = distributed.LocalCluster(
-                n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                preload=[PRELOAD], silence_logs=logging.ERROR)
+            with dask.config.set(LOCAL_CLUSTER_SETTINGS):
+                self._cluster = distributed.LocalCluster(
+                    n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    preload=[PRELOAD], silence_logs=logging.ERROR)
             client = distributed.Client(self._cluster)
             with self._lock:
                 self._client = client
@@ -135,49 +161,66 @@ class DaskCluster:
             self._handout = handout
             if self._client is not None:
                 handout.send(self._client, self.width)
-        while self._help and not self._up.is_set() and (mine := handout.take()):
-            (task,) = mine
-            finished(task, run_task(plans[task.run], task, collector.relay(task)))
-        self._up.wait()
-        if self._failure is not None:
-            raise self._failure
-        from distributed import as_completed  # here: imported by now, whichever thread started the cluster
-
-        completed = as_completed(list(handout.sent))
-        for future in completed:
-            output, messages, logs = future.result()
-            task = handout.sent.pop(future)
-            future.release()
-            for successor in handout.send(self._client, 1):  # the freed thread's next task
-                completed.add(successor)
-            for message in messages:
-                collector.receive(message)
-            for method, event in logs:
-                replay_log(method, event)
-            finished(task, output)
+        done = 0
+        try:
+            while self._help and not self._up.is_set() and (mine := handout.take()):
+                (task,) = mine
+                finished(task, run_task(plans[task.run], task, collector.relay(task)))
+                done += 1
+            self._up.wait()
+            if self._failure is not None:
+                raise self._failure
+            for _ in range(handout.total - done):  # the cluster's, as they complete
+                future = handout.completed.get()
+                output, messages, logs = future.result()
+                task = handout.sent.pop(future)
+                future.release()
+                for message in messages:
+                    collector.receive(message)
+                for method, event in logs:
+                    replay_log(method, event)
+                finished(task, output)
+        finally:
+            handout.stop()
 
 
 class _Handout:
     """The scheduled tasks of a run not yet given out, first in the schedule first, to this
-    process or to the cluster (:attr:`sent`: the task of each future on the cluster)."""
+    process or to the cluster (:attr:`sent`: the task of each future on the cluster).
+
+    A future that completes gets its worker thread the next task at once (from Dask's
+    callback thread) and joins :attr:`completed`, where this process collects it when free:
+    a worker done while this process still runs a task of its own does not wait for it."""
 
     def __init__(self, recipes: list[PlanRecipe], ordered: list[Task]) -> None:
         self._recipes = recipes
         self._left = collections.deque(ordered)
         self._lock = threading.Lock()
+        self.total = len(ordered)
         self.sent: dict[Any, Task] = {}
+        self.completed: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
     def take(self, count: int = 1) -> list[Task]:
         """The first ``count`` tasks left in the schedule (fewer if fewer are left), now given out."""
         with self._lock:
             return [self._left.popleft() for _ in range(min(count, len(self._left)))]
 
+    def stop(self) -> None:
+        """Give out nothing more (the run is over, or failed)."""
+        self.take(len(self._left))
+
     def send(self, client: Any, count: int) -> list[Any]:
         """Submit to the cluster the first ``count`` tasks left; their futures."""
         batch = self.take(count)
         futures = [client.submit(_run_recorded, self._recipes[task.run], task, pure=False) for task in batch]
         self.sent.update(zip(futures, batch, strict=True))
+        for future in futures:
+            future.add_done_callback(functools.partial(self._completed, client))
         return futures
+
+    def _completed(self, client: Any, future: Any) -> None:
+        self.send(client, 1)  # the freed thread's next task
+        self.completed.put(future)
 
 
 def _run_recorded(
