@@ -8,15 +8,18 @@ leaves the experiment unchanged.  Outside :meth:`GroupCommit.batching` (a script
 drives the experiment step by step, the moments before a driver starts and after it ends) the
 record call commits the event itself, so it is durable before it is applied.  Within it
 (while a live run or the HTTP service is up) the event is **buffered, not yet durable**, and
-the change is applied at once; a background task commits the buffer batch after batch in a
-worker thread, each in one transaction (one fsync for many events), while the changes made
-meanwhile build the next batch.  The rules that keep a crash or a failed write from losing
-or inventing anything:
+the change is applied at once; the process's commit threads (a few, shared by every open
+journal) commit the buffer batch after batch, each in one transaction (one fsync for many
+events), while the changes made meanwhile build the next batch.  The event loop hands a batch
+over through a queue and is told it is written by a callback (``call_soon_threadsafe``): no
+task, thread-pool round trip or cancel scope per batch.  The rules that keep a crash or a
+failed write from losing or inventing anything:
 
 * **The journal is a prefix of the changes, in their order.**  Every event is recorded in
-  the order the changes are made, one batch is written at a time, and each batch is what was
-  recorded since the previous one was taken.  A change may be made from events still being
-  written (batch N+1 is built while batch N is in the worker thread), but only from events
+  the order the changes are made, one batch of a journal is written at a time (the next is
+  handed over once the last is written), and each batch is what was recorded since the
+  previous one was taken.  A change may be made from events still being
+  written (batch N+1 is built while batch N is in the commit thread), but only from events
   recorded before it, so every prefix of the journal is a state the experiment went through,
   and a restart that replays any durable prefix rebuilds that state exactly.
 * **Nothing is acknowledged or shown before it is durable.**  A driver awaits
@@ -25,7 +28,7 @@ or inventing anything:
   events in batch N+1 waits for both.  :meth:`GroupCommit.change` is the one call that does
   change -> durable.
 * **A failed batch is final.**  The failure is set before the batch's lock is let go, so no
-  later batch is ever written (neither by the writer, which stops, nor by :meth:`flush`);
+  later batch is ever written (neither by a commit thread nor by :meth:`flush`);
   every later change is refused, within :meth:`~GroupCommit.batching` and after it, every
   waiter of :meth:`durable` whose events were not committed gets the error (those of the
   failed batch and of the one built meanwhile alike), and the driver stops (``on_failure``).
@@ -37,6 +40,9 @@ or inventing anything:
 
 from __future__ import annotations
 
+import asyncio
+import os
+import queue
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -53,6 +59,50 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+class _CommitThreads:
+    """The process's threads that commit journal batches: every open journal's, at most one
+    batch of a journal at a time (its :class:`GroupCommit` hands the next one over only once
+    the last is written).
+
+    A few threads, not one: SQLite's fsync of one journal file would otherwise wait for
+    another's, and the file system merges the fsyncs of files committed together.  Started
+    on first use; daemons, because one only ever holds a batch between a hand-over and its
+    callback, and leaving :meth:`GroupCommit.batching` (or :meth:`GroupCommit.flush`) waits
+    for that batch.  A forked child starts its own on first use."""
+
+    COUNT = 8
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._started = False
+        self._start = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Run ``job`` (which never raises) in one of the commit threads."""
+        if not self._started:
+            with self._start:
+                if not self._started:
+                    for i in range(self.COUNT):
+                        threading.Thread(target=self._serve, name=f"armlab-journal-commit-{i}", daemon=True).start()
+                    self._started = True
+        self._jobs.put(job)
+
+    def _serve(self) -> None:
+        while True:
+            self._jobs.get()()
+
+
+_commit_threads = _CommitThreads()
+
+
+def _new_commit_threads_after_fork() -> None:
+    global _commit_threads
+    _commit_threads = _CommitThreads()
+
+
+os.register_at_fork(after_in_child=_new_commit_threads_after_fork)
+
+
 class GroupCommit:
     """A live experiment's recorder: each event committed at once, or, within
     :meth:`batching`, buffered on the event loop and committed batch by batch."""
@@ -64,10 +114,15 @@ class GroupCommit:
         self.batches = 0
         self.failure: JournalError | None = None
         self._buffer: list[Event] = []  # the next batch, built while the previous one is written
-        self._work = anyio.Event()
         self._progress = anyio.Event()
-        self._write_lock = threading.Lock()  # one writer at a time: the worker thread, or flush()
-        self._batching = False
+        self._failed = anyio.Event()
+        self._write_lock = threading.Lock()  # one writer at a time: the commit thread, or flush()
+        self._idle = threading.Event()  # no batch handed over and unwritten (flush() waits for it)
+        self._idle.set()
+        self._in_flight = False  # on the loop: a batch is due or in the commit thread
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop of batching(), while in it
+        self._on_failure: Callable[[JournalError], None] | None = None
+        self._failure_told = False
 
     def __repr__(self) -> str:
         return f"GroupCommit(recorded={self.recorded}, written={self.written}, batches={self.batches})"
@@ -76,14 +131,16 @@ class GroupCommit:
         """The experiment's recorder: commit ``event`` now, or within :meth:`batching` buffer
         it for the next batch."""
         self._raise_if_failed()
-        if not self._batching:
+        if self._loop is None:
             self.journal.append(event)  # durable before the change is applied
             self.recorded += 1
             self.written += 1
             return
         self._buffer.append(event)
         self.recorded += 1
-        self._work.set()
+        if not self._in_flight:
+            self._in_flight = True
+            self._loop.call_soon(self._hand_over)  # the rest of this loop turn joins the batch
 
     async def durable(self) -> None:
         """Return once every event recorded before this call is committed."""
@@ -106,70 +163,110 @@ class GroupCommit:
 
     @asynccontextmanager
     async def batching(self, on_failure: Callable[[JournalError], None] | None = None) -> AsyncIterator[None]:
-        """Within this context, events are buffered and committed batch by batch by a
-        background task; on leaving it (even cancelled) every buffered event is written, and
+        """Within this context (on an asyncio event loop, as every armlab driver runs), events
+        are buffered and committed batch by batch in the commit thread; on leaving it (even
+        cancelled) the batch being written is finished, every buffered event is written, and
         the record call commits each event itself again.  A failed write is passed to
         ``on_failure`` (else raised), and from then on every change is refused: nothing is
         ever written after a gap."""
-        self._batching = True
+        self._loop, self._on_failure = asyncio.get_running_loop(), on_failure
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._run, on_failure)
+                tg.start_soon(self._raise_failure)
                 try:
                     yield
                 finally:
-                    tg.cancel_scope.cancel()  # a batch being written is finished first
+                    tg.cancel_scope.cancel()
         finally:
-            self._batching = False
+            with anyio.CancelScope(shield=True):
+                while self._in_flight:  # a batch handed over is finished first
+                    await self._progress.wait()
+            self._loop = None
             if self.failure is None:
                 self.flush()
+            elif not self._failure_told:  # it failed as the context was left
+                self._tell_failure()
 
-    async def _run(self, on_failure: Callable[[JournalError], None] | None) -> None:
-        """Write batches until cancelled.  A failed write ends the writer for good: it is
-        passed to ``on_failure`` if given (the service stops itself), else re-raised.
+    async def _raise_failure(self) -> None:
+        """Wait for a failed batch (until cancelled) and raise it in :meth:`batching`'s
+        task group (when it has no ``on_failure``)."""
+        await self._failed.wait()
+        self._tell_failure()
 
-        A batch being written when the task is cancelled is finished first (the worker
-        thread is not abandoned), so no batch is ever half-known.
-        """
-        while True:
-            await self._work.wait()
-            self._work = anyio.Event()
+    def _tell_failure(self) -> None:
+        """Pass the failure to ``on_failure`` (the service stops itself), else raise it; once."""
+        assert self.failure is not None
+        self._failure_told = True
+        if self._on_failure is None:
+            raise self.failure
+        self._on_failure(self.failure)
+
+    def _hand_over(self) -> None:
+        """On the loop: hand the buffer to the commit thread as the next batch (one at a time)."""
+        batch, self._buffer = self._buffer, []
+        self._idle.clear()
+        _commit_threads.submit(lambda: self._commit(batch))
+
+    def _commit(self, batch: list[Event]) -> None:
+        """In the commit thread: write ``batch``, then tell the loop."""
+        try:
+            self._write(batch)
+        except JournalError:
+            pass  # kept as self.failure, reported by the loop
+        finally:
+            self._idle.set()
+            self._loop_call(self._committed)
+
+    def _loop_call(self, callback: Callable[[], None]) -> None:
+        loop = self._loop
+        if loop is not None:
             try:
-                await anyio.to_thread.run_sync(self._write_buffer)
-            except JournalError as exc:
-                if on_failure is None:
-                    raise
-                on_failure(exc)
-                return
-            finally:
-                self._progress.set()
-                self._progress = anyio.Event()
+                loop.call_soon_threadsafe(callback)
+            except RuntimeError:  # the loop is closed: nobody is left to tell
+                pass
+
+    def _committed(self) -> None:
+        """On the loop: a batch is done; hand over the next one, or tell the failure; then
+        wake the waiters."""
+        if self.failure is None and self._buffer:
+            self._hand_over()
+        else:
+            self._in_flight = False
+        if self.failure is not None and not self._failure_told:
+            if self._on_failure is None:
+                self._failed.set()  # before the waiters wake: the task group raises it first
+            else:
+                self._tell_failure()
+        self._progress.set()
+        self._progress = anyio.Event()
 
     def flush(self) -> None:
-        """Write what is still buffered (once the batching task has ended; never after a failure:
+        """Write what is still buffered (once :meth:`batching` has ended; never after a failure:
         a failed write here raises, and the writer refuses every change from then on).
 
-        Should a shutdown reach here while the worker thread still writes (an interpreter
+        Should a shutdown reach here while the commit thread still writes (an interpreter
         exit from elsewhere), it waits for that batch, so the journal keeps the order.
         """
-        self._write_buffer()
+        self._idle.wait()
+        batch, self._buffer = self._buffer, []
+        self._write(batch)
 
-    def _write_buffer(self) -> None:
-        """Take the buffer as one batch and commit it (in the worker thread, or :meth:`flush`).
+    def _write(self, batch: list[Event]) -> None:
+        """Commit ``batch`` as one transaction (in the commit thread, or :meth:`flush`).
 
-        The batch is taken under the lock, so batches are written in the order they were
-        taken; a failure is kept under the lock too, so no batch is written after it."""
+        A failure is kept under the lock, so no batch is written after it, and ``batch`` is
+        then never written."""
         with self._write_lock:
-            if self.failure is not None:
-                return
-            batch, self._buffer = self._buffer, []
-            if not batch:
+            if self.failure is not None or not batch:
                 return
             try:
                 self.journal.append_many(batch)
             except JournalError as exc:
                 self.failure = exc
                 raise
+            except Exception as exc:  # an unexpected error ends the journal as a JournalError does
+                self.failure = JournalError(f"writing a batch failed: {exc!r}")
+                raise self.failure from exc
             self.written += len(batch)
             self.batches += 1
 
