@@ -181,6 +181,70 @@ async def test_group_commit_failure_is_loud(tmp_path):
     journal.close()
 
 
+async def test_many_journals_commit_in_order_through_a_few_shared_threads(tmp_path):
+    """Fifty journals batching at once: each journal gets exactly its events in its order,
+    and the commits run in the process's few commit threads, not a thread per journal."""
+    journals = [Journal.create(tmp_path / f"j{i}.sqlite", {}) for i in range(50)]
+    writers = [GroupCommit(journal) for journal in journals]
+    threads = set()
+
+    def recording(journal):
+        real_append = journal.append_many
+
+        def append_many(events):
+            threads.add(threading.current_thread().name)
+            real_append(events)
+        return append_many
+
+    for journal in journals:
+        journal.append_many = recording(journal)
+
+    async def client(writer, first):
+        for trial in range(first, 40, 4):
+            writer.record(Event("dispatch", trial, 0, at=0))
+            await writer.durable()
+
+    async with anyio.create_task_group() as outer:
+        for writer in writers:
+            async def run(writer=writer):
+                async with writer.batching(), anyio.create_task_group() as tg:
+                    for first in range(4):
+                        tg.start_soon(client, writer, first)
+            outer.start_soon(run)
+    for journal, writer in zip(journals, writers):
+        trials = [e.trial for e in journal.events()]
+        assert sorted(trials) == list(range(40)) and writer.written == 40 and writer.batches < 40
+        journal.close()
+    assert threads and all(name.startswith("armlab-journal-commit") for name in threads)
+    assert len(threads) <= 8
+
+
+async def test_an_unexpected_error_in_a_batch_is_final_and_the_commit_threads_go_on(tmp_path):
+    """A batch that fails with an error other than JournalError ends its journal as a
+    JournalError does (refused from then on, the waiter told); other journals still commit."""
+    broken, healthy = (Journal.create(tmp_path / f"{name}.sqlite", {}) for name in ("broken", "healthy"))
+
+    def crash(events):
+        raise ValueError("not a journal error")
+
+    broken.append_many = crash
+    writer, other = GroupCommit(broken), GroupCommit(healthy)
+    failures = []
+    with anyio.fail_after(10):  # a waiter never told would wait here for ever
+        async with writer.batching(failures.append), other.batching():
+            writer.record(Event("dispatch", 0, 0, at=0))
+            with pytest.raises(JournalError, match="not a journal error"):
+                await writer.durable()
+            with pytest.raises(JournalError, match="can no longer be written"):
+                writer.record(Event("dispatch", 0, 0, at=0))
+            other.record(Event("dispatch", 0, 0, at=0))
+            await other.durable()
+    assert len(failures) == 1 and "not a journal error" in str(failures[0])
+    assert [e.trial for e in healthy.events()] == [0] and list(broken.events()) == []
+    broken.close()
+    healthy.close()
+
+
 async def test_concurrent_changes_are_built_while_a_batch_is_written_and_acknowledged_only_once_durable(
         tmp_path, registry, live):
     """Pipelined group commit: changes join the next batch while one is in the worker thread,
