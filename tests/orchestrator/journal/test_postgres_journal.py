@@ -223,3 +223,21 @@ def test_the_writing_connection_has_the_server_drop_a_silent_peer_within_the_sta
     idle, interval, count = (int(shown[name].rstrip("s")) for name in list(shown)[:3])
     assert idle + interval * count == DEAD_PEER_BOUND <= 11
     assert shown["tcp_user_timeout"].removesuffix("ms") == str(DEAD_PEER_BOUND * 1000)
+
+
+def test_a_closed_journal_opens_again_at_once_even_before_its_connection_is_gone(postgres_storage, monkeypatch):
+    """close() releases the ownership lock itself: the end of the connection releases it only
+    once the server's backend exits (a moment later), so an open right after a close could be
+    refused as "in use".  Here the old connection is kept alive to make that moment last."""
+    journal = PostgresJournal.create(postgres_storage, "exp", {"seed": 1})
+    journal.append(dispatch(0))
+    kept = journal._db
+    monkeypatch.setattr(kept, "close", lambda: None)  # the backend lingers
+    journal.close()
+    try:
+        reopened = PostgresJournal.open(postgres_storage, "exp")
+        assert [event.trial for event in reopened.events()] == [0]
+        reopened.close()
+    finally:
+        monkeypatch.undo()
+        kept.close()

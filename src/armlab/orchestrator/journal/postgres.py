@@ -200,7 +200,11 @@ class PostgresJournal(ChainedJournal):
 
     # -- closing and copying -------------------------------------------------------------
     def close(self) -> None:
-        """Mark the journal closed and end the connection (which releases the lock)."""
+        """Mark the journal closed, release the lock and end the connection.
+
+        The lock is released by its own statement: the end of a connection releases it only
+        once the server's backend has gone, a moment later, and an open right after the
+        close (a server reopening an experiment, a test) would find it still held."""
         import psycopg
 
         try:
@@ -211,6 +215,8 @@ class PostgresJournal(ChainedJournal):
                                      (self._id, self._id, self._generation))
                     self._db.execute("UPDATE armlab_journals SET owner = NULL WHERE id = %s AND generation = %s",
                                      (self._id, self._generation))
+                with self._lock:
+                    self._db.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, self._id))
         except psycopg.Error:
             pass  # the database is away: the next open marks it open again anyway
         finally:
