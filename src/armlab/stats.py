@@ -77,10 +77,27 @@ class ArmStats:
         self.dispatched[rows] += 1
 
     def observe(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
-        """Fold one result per row into the Welford statistics (``rows`` must be unique)."""
+        """Fold one result per row into the Welford statistics (``rows`` must be unique).
+
+        One replica's one result (the live experiment's every result) takes the scalar path:
+        the same IEEE operations on Python floats, the same bits, without the gathers."""
+        if self.replicas == 1 and len(rows) == 1:
+            self._observe_one(int(arms[0]), float(rewards[0]))
+            return
         flat = self.flat_index(rows, arms)
         self._pending[flat] -= 1
         self._fold(rows, flat, rewards)
+
+    def _observe_one(self, arm: int, reward: float) -> None:
+        self._pending[arm] -= 1
+        self.observed[0] += 1
+        n = int(self._counts[arm]) + 1
+        self._counts[arm] = n
+        mean = float(self._means[arm])
+        delta = reward - mean
+        mean += delta / n
+        self._means[arm] = mean
+        self._m2[arm] += delta * (reward - mean)
 
     def record(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
         """:meth:`dispatch` and :meth:`observe` at once, for results seen without delay."""

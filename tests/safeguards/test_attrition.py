@@ -136,3 +136,23 @@ def test_a_report_before_any_loss_leaves_the_maximum_exactly_where_recomputing_i
         expected = np.maximum(expected, monitor.log_e(0))
         assert monitor.max_log_e[0] == expected and monitor.log_e(0) <= expected
     assert monitor.max_log_e[0] > 0  # the losses did move it
+
+
+def test_arm_terms_left_for_the_next_reader_equal_the_ones_computed_at_each_closing():
+    """Reports closed by ints before any loss leave their arm's term to whoever reads
+    ``arm_terms``; read then, before and after the first loss, the terms are bit for bit the
+    ones the array path computes at every closing, and so is the running maximum."""
+    rng = np.random.default_rng(11)
+    deferred, eager = AttritionMonitor(1, 3), AttritionMonitor(1, 3)
+    arms = rng.integers(0, 3, 400)
+    outcomes = np.where((np.arange(400) >= 150) & (arms == 2) & (rng.random(400) < 0.4), FAILED, REPORTED)
+    for step, (arm, outcome) in enumerate(zip(arms, outcomes, strict=True)):
+        deferred.dispatch(0, int(arm))
+        deferred.close(0, int(arm), int(outcome))
+        eager.dispatch(ONE, np.array([arm]))
+        eager.close(ONE, np.array([arm]), np.array([outcome]))
+        if step % 37 == 0 or outcome != REPORTED:
+            assert deferred.arm_terms.tobytes() == eager.arm_terms.tobytes()
+            assert deferred.max_log_e.tobytes() == eager.max_log_e.tobytes()
+    assert deferred.arm_terms.tobytes() == eager.arm_terms.tobytes()
+    assert deferred.summary() == eager.summary() and deferred.max_log_e[0] > 0

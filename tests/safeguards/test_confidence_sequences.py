@@ -169,3 +169,21 @@ def test_the_one_value_path_gives_the_array_paths_numbers(make):
     state = ("low", "high", "counts", "sums", "sum_x", "sum_sq", "sum_bet", "sum_bet_x", "sum_penalty")
     for name in (name for name in state if hasattr(by_arrays, name)):
         assert getattr(one_by_one, name).tolist() == getattr(by_arrays, name).tolist(), name
+
+
+def test_a_run_of_values_gives_the_one_value_paths_numbers():
+    """Bit for bit: folding each arm's values a run at a time (how the live experiment folds
+    the results that waited for a reader) equals folding them one by one, in runs of any length."""
+    rng = np.random.default_rng(9)
+    arms, values = rng.integers(0, 4, 3000), rng.uniform(-1.0, 3.0, 3000)
+    values[::7], values[::11] = -1.0, 3.0
+    one_by_one, by_runs = BoundedSequences(1, 4, 0.05, (-1.0, 3.0)), BoundedSequences(1, 4, 0.05, (-1.0, 3.0))
+    for arm, value in zip(arms, values, strict=True):
+        one_by_one.observe_one(int(arm), float(value))
+    cuts = np.cumsum(rng.integers(1, 300, 40))
+    for run_arms, run_values in zip(np.split(arms, cuts), np.split(values, cuts), strict=True):
+        for arm in range(4):
+            if (mine := run_values[run_arms == arm]).size:
+                by_runs.observe_run(arm, mine)
+    for name in ("low", "high", "counts", "sum_x", "sum_sq", "sum_bet", "sum_bet_x", "sum_penalty"):
+        assert getattr(by_runs, name).tobytes() == getattr(one_by_one, name).tobytes(), name

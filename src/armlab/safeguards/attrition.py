@@ -51,7 +51,8 @@ class AttritionMonitor:
         self.alpha = alpha
         self.dispatched = np.zeros((replicas, n_arms), dtype=np.int64)
         self.closed = np.zeros((replicas, n_arms, 3), dtype=np.int64)  # reported, failed, abandoned
-        self.arm_terms = np.zeros((replicas, n_arms))  # log B(s+1/2, f+1/2) - log B(1/2, 1/2)
+        self._arm_terms = np.zeros((replicas, n_arms))  # log B(s+1/2, f+1/2) - log B(1/2, 1/2)
+        self._terms_stale = False  # reports were counted whose arm terms wait for the next reader
         self.max_log_e = np.zeros(replicas)
 
     def dispatch(self, rows: np.ndarray | int, arms: np.ndarray | int) -> None:
@@ -67,14 +68,29 @@ class AttritionMonitor:
         maximum as it was, so the e-value is not recomputed: with nothing lost, each arm's term
         ``log B(s+1/2, 1/2) - log B(1/2, 1/2)`` is <= 0 (the beta function decreases in ``s``)
         and the pooled term is 0, so the log e-value is <= 0 and its running maximum, which
-        starts at 0, stays put.  That is the live experiment's usual report."""
+        starts at 0, stays put.  That is the live experiment's usual report, and its arm's term
+        waits until someone reads :attr:`arm_terms` (computed then from the counts: a term is a
+        function of its arm's counts alone, so the value is the same as computed now)."""
         self.closed[rows, arms, outcomes] += 1
+        if isinstance(outcomes, int) and outcomes == REPORTED and not self.closed[rows, :, FAILED:].any():
+            self._terms_stale = True
+            return
         back = self.closed[rows, arms, REPORTED]
         lost = self.closed[rows, arms, FAILED] + self.closed[rows, arms, ABANDONED]
-        self.arm_terms[rows, arms] = betaln(back + 0.5, lost + 0.5) - _PRIOR
-        if isinstance(outcomes, int) and outcomes == REPORTED and not self.closed[rows, :, FAILED:].any():
-            return
+        terms = self.arm_terms
+        terms[rows, arms] = betaln(back + 0.5, lost + 0.5) - _PRIOR
         self.max_log_e[rows] = np.maximum(self.max_log_e[rows], self.log_e(rows))
+
+    @property
+    def arm_terms(self) -> np.ndarray:
+        """Each arm's term ``log B(s+1/2, f+1/2) - log B(1/2, 1/2)`` ``(R, K)``, brought up to
+        date with the reports :meth:`close` counted without computing it."""
+        if self._terms_stale:
+            self._terms_stale = False
+            back = self.closed[:, :, REPORTED]
+            lost = self.closed[:, :, FAILED] + self.closed[:, :, ABANDONED]
+            self._arm_terms[...] = betaln(back + 0.5, lost + 0.5) - _PRIOR
+        return self._arm_terms
 
     def log_e(self, rows: np.ndarray | int | None = None) -> np.ndarray:
         """The current log e-value of each replica (``rows``; default all)."""

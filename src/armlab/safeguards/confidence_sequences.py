@@ -132,7 +132,7 @@ class BoundedSequences(_Sequences):
         width = self.range_high - self.range_low
         x = np.clip((values - self.range_low) / width, 0.0, 1.0)
         sums = (self.sum_x, self.sum_sq, self.sum_bet, self.sum_bet_x, self.sum_penalty)
-        folded, low, high = self._step(x, n, tuple(s[at] for s in sums), np.sqrt, np.minimum, np.log1p)
+        folded, low, high = self._step(x, n, tuple(s[at] for s in sums), np.sqrt, np.minimum, np.log1p, _add)
         for kept, value in zip(sums, folded, strict=True):
             kept[at] = value
         return low, high
@@ -147,30 +147,63 @@ class BoundedSequences(_Sequences):
         width = self.range_high - self.range_low
         x = min(max((float(value) - self.range_low) / width, 0.0), 1.0)
         sums = (self.sum_x, self.sum_sq, self.sum_bet, self.sum_bet_x, self.sum_penalty)
-        folded, low, high = self._step(x, n, tuple(float(s[at]) for s in sums), math.sqrt, min, _float_log1p)
+        folded, low, high = self._step(x, n, tuple(float(s[at]) for s in sums), math.sqrt, min, _float_log1p, _add)
         for kept, total in zip(sums, folded, strict=True):
             kept[at] = total
         self.low[at] = max(float(self.low[at]), low)
         self.high[at] = min(float(self.high[at]), high)
 
-    def _step(self, x, n, sums, sqrt, minimum, log1p):
-        """One PrPl-EB step: the running sums ``(sum_x, sum_sq, sum_bet, sum_bet_x,
+    def observe_run(self, arm: int, values: np.ndarray, replica: int = 0) -> None:
+        """Fold several values into one arm, in order: the steps of :meth:`observe_one` on
+        arrays, each running sum accumulated one term at a time from the kept one (the same
+        additions in the same order, so the same bits) and the intersection kept by its
+        extremes, for the cost of a few array operations."""
+        at = (replica, arm)
+        values = np.asarray(values, dtype=np.float64)
+        n0 = int(self.counts[at])
+        n = np.arange(n0 + 1, n0 + 1 + values.size, dtype=np.int64)
+        self.counts[at] = n0 + values.size
+        width = self.range_high - self.range_low
+        x = np.clip((values - self.range_low) / width, 0.0, 1.0)
+        sums = (self.sum_x, self.sum_sq, self.sum_bet, self.sum_bet_x, self.sum_penalty)
+        folded, low, high = self._step(x, n, tuple(float(s[at]) for s in sums), np.sqrt, np.minimum, np.log1p,
+                                       _accumulate)
+        for kept, totals in zip(sums, folded, strict=True):
+            kept[at] = totals[-1]
+        self.low[at] = max(float(self.low[at]), float(low.max()))
+        self.high[at] = min(float(self.high[at]), float(high.min()))
+
+    def _step(self, x, n, sums, sqrt, minimum, log1p, running):
+        """PrPl-EB steps: the running sums ``(sum_x, sum_sq, sum_bet, sum_bet_x,
         sum_penalty)`` after the normalized value ``x`` (the ``n``-th), and the new interval;
-        on arrays or on floats, with the matching ``sqrt``, ``minimum`` and ``log1p``."""
+        on arrays or on floats, with the matching ``sqrt``, ``minimum`` and ``log1p``.
+        ``running(total, terms)`` is each sum before and after its terms: one term per entry
+        (:func:`_add`), or one arm's successive terms (:func:`_accumulate`)."""
         sum_x, sum_sq, sum_bet, sum_bet_x, sum_penalty = sums
-        mean_before = (0.5 + sum_x) / n  # mu_hat_{t-1} = (1/2 + sum) / t
-        var_before = (0.25 + sum_sq) / n
+        sum_x_before, sum_x = running(sum_x, x)
+        mean_before = (0.5 + sum_x_before) / n  # mu_hat_{t-1} = (1/2 + sum) / t
+        sum_sq_before, sum_sq = running(sum_sq, (x - (0.5 + sum_x) / (n + 1)) ** 2)
+        var_before = (0.25 + sum_sq_before) / n
         bet = minimum(sqrt(2.0 * self.log_term / (var_before * n * log1p(n))), MAX_BET)
-        sum_bet = sum_bet + bet
-        sum_bet_x = sum_bet_x + bet * x
-        sum_penalty = sum_penalty + (x - mean_before) ** 2 * (-log1p(-bet) - bet)  # v psi: the 4s cancel
-        sum_x = sum_x + x
-        sum_sq = sum_sq + (x - (0.5 + sum_x) / (n + 1)) ** 2
+        sum_bet = running(sum_bet, bet)[1]
+        sum_bet_x = running(sum_bet_x, bet * x)[1]
+        sum_penalty = running(sum_penalty, (x - mean_before) ** 2 * (-log1p(-bet) - bet))[1]  # v psi: the 4s cancel
         center = sum_bet_x / sum_bet
         half = (self.log_term + sum_penalty) / sum_bet
         width = self.range_high - self.range_low
         low, high = self.range_low + width * (center - half), self.range_low + width * (center + half)
         return (sum_x, sum_sq, sum_bet, sum_bet_x, sum_penalty), low, high
+
+
+def _add(total, term):
+    """A running sum before and after one term per entry."""
+    return total, total + term
+
+
+def _accumulate(total: float, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A running sum before and after each of successive terms, added one at a time."""
+    sums = np.add.accumulate(np.concatenate(([total], terms)))
+    return sums[:-1], sums[1:]
 
 
 def _float_log1p(value: float) -> float:

@@ -36,6 +36,9 @@ from armlab.safeguards import (
 )
 from armlab.stats import ArmStats
 
+#: Results a bandit's anytime sequences may hold back (folded at once when read, or at this many).
+MAX_WAITING = 256
+
 __all__ = ["DEFAULT_DELTA", "FIXED_SAMPLE_LABEL", "MAX_METRICS", "MAX_METRIC_NAME", "LiveSafeguards", "metrics_text"]
 
 #: The level of the anytime intervals without ``[stopping]`` (which sets its own delta).
@@ -88,6 +91,9 @@ class LiveSafeguards:
         self.delta = stopping.delta if stopping is not None else DEFAULT_DELTA
         self.sequences = [BoundedSequences(1, p.n_arms, self.delta, p.reward_range) if _finite(p.reward_range)
                           else None for p in problems]
+        # without a stopping rule only /status reads the sequences: results wait for it in
+        # arrival order (arms, rewards) and are folded a run per arm, the same bits for less
+        self.waiting: list[tuple[list[int], list[float]]] = [([], []) for _ in problems]
         self.attrition = [AttritionMonitor(1, p.n_arms) for p in problems]
         self.guards = [[GuardrailMonitor(g, 1, p.n_arms) for g in guardrails] for p in problems]
         self.retirements: list[list[dict[str, Any]]] = [[] for _ in problems]  # guardrail evidence
@@ -105,7 +111,14 @@ class LiveSafeguards:
         bandit, arm = event.bandit, event.arm
         sequences = self.sequences[bandit]
         if sequences is not None:
-            sequences.observe_one(arm, event.reward)
+            if self.stopping is not None:  # read at every ask
+                sequences.observe_one(arm, event.reward)
+            else:
+                arms, rewards = self.waiting[bandit]
+                arms.append(arm)
+                rewards.append(event.reward)
+                if len(arms) >= MAX_WAITING:
+                    self._caught_up(bandit)
         if event.metrics is not None and self.guardrails:
             values = json.loads(event.metrics)
             for guard in self.guards[bandit]:
@@ -141,8 +154,21 @@ class LiveSafeguards:
                 return guard.evidence(arm)
         return None
 
+    def _caught_up(self, bandit: int) -> BoundedSequences | None:
+        """``bandit``'s anytime sequences with every result that waited folded in."""
+        sequences = self.sequences[bandit]
+        arms, rewards = self.waiting[bandit]
+        if arms:
+            at, values = np.array(arms), np.array(rewards)
+            for arm in np.unique(at):
+                sequences.observe_run(int(arm), values[at == arm])
+            arms.clear()
+            rewards.clear()
+        return sequences
+
     def anytime_stop(self, bandit: int, stats: ArmStats) -> int | None:
-        """The arm ``[stopping] rule = "anytime"`` stops ``bandit`` with, or None to go on."""
+        """The arm ``[stopping] rule = "anytime"`` stops ``bandit`` with, or None to go on
+        (with a stopping rule no result waits: the sequences are up to date)."""
         sequences = self.sequences[bandit]
         if self.stopping is None or sequences is None:
             return None
@@ -152,7 +178,7 @@ class LiveSafeguards:
     # -- what /status shows ----------------------------------------------------------------
     def intervals(self, bandit: int) -> list[list[float] | None]:
         """Each arm's anytime-valid interval (None before its first result, or without a range)."""
-        sequences = self.sequences[bandit]
+        sequences = self._caught_up(bandit)
         return sequences.intervals() if sequences is not None else [None] * self.problems[bandit].n_arms
 
     def fixed_sample(self, stats: ArmStats, bandit: int) -> list[list[float] | None]:
@@ -165,7 +191,7 @@ class LiveSafeguards:
     def differences(self, bandit: int, stats: ArmStats) -> dict[str, Any] | None:
         """Anytime intervals of ``mu_best - mu_j`` for the active arm of highest mean (None for
         ``best`` itself and arms without results; the whole entry None without a range)."""
-        sequences = self.sequences[bandit]
+        sequences = self._caught_up(bandit)
         if sequences is None:
             return None
         best = int(np.argmax(np.where(stats.active[0], stats.means[0], -np.inf)))
