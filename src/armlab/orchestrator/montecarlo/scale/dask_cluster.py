@@ -63,10 +63,10 @@ class DaskCluster:
     background thread, and until it is up this process runs tasks itself, the costliest
     first, as a worker would (the cluster's start-up overlaps the longest task, and the
     short ones are left to fill the end); once up, the cluster takes the others
-    (``help_while_starting=False``: the cluster runs every task).  The cluster holds one task per worker thread at a time, the costliest left, and
-    gets the next as one completes: Dask would otherwise assign every task to a worker as it
-    is submitted, and a worker done early could not take the costliest task queued on
-    another.
+    (``help_while_starting=False``: the cluster runs every task).  The cluster holds one
+    task per worker thread at a time, the costliest left, and gets the next as one
+    completes: Dask would otherwise assign every task to a worker as it is submitted, and a
+    worker done early could not take the costliest task queued on another.
     """
 
     def __init__(self, workers: int, scheduler: str | None, connect_timeout: float,
@@ -209,14 +209,13 @@ class _Handout:
         """Give out nothing more (the run is over, or failed)."""
         self.take(len(self._left))
 
-    def send(self, client: Any, count: int) -> list[Any]:
-        """Submit to the cluster the first ``count`` tasks left; their futures."""
+    def send(self, client: Any, count: int) -> None:
+        """Submit to the cluster the first ``count`` tasks left."""
         batch = self.take(count)
         futures = [client.submit(_run_recorded, self._recipes[task.run], task, pure=False) for task in batch]
         self.sent.update(zip(futures, batch, strict=True))
         for future in futures:
             future.add_done_callback(functools.partial(self._completed, client))
-        return futures
 
     def _completed(self, client: Any, future: Any) -> None:
         self.send(client, 1)  # the freed thread's next task
