@@ -209,13 +209,14 @@ class _Handout:
         """Give out nothing more (the run is over, or failed)."""
         self.take(len(self._left))
 
-    def send(self, client: Any, count: int) -> None:
-        """Submit to the cluster the first ``count`` tasks left."""
+    def send(self, client: Any, count: int) -> list[Any]:
+        """Submit to the cluster the first ``count`` tasks left; their futures."""
         batch = self.take(count)
         futures = [client.submit(_run_recorded, self._recipes[task.run], task, pure=False) for task in batch]
         self.sent.update(zip(futures, batch, strict=True))
         for future in futures:
             future.add_done_callback(functools.partial(self._completed, client))
+        return futures
 
     def _completed(self, client: Any, future: Any) -> None:
         self.send(client, 1)  # the freed thread's next task
