@@ -1,11 +1,15 @@
-"""Monte Carlo runs are plain synchronous code; worker processes are spawned, rebuild plans from
-their configs, and send back their logs, reports, failures and deaths."""
+"""Monte Carlo runs are plain synchronous code; worker processes are forked (or spawned),
+rebuild plans from their configs, and send back their logs, reports, failures and deaths."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pathlib
+import signal
+import sys
 import threading
+import time
 
 import anyio
 import pytest
@@ -14,8 +18,10 @@ import structlog
 from armlab import Policy, hookimpl, run_experiment, run_experiment_async
 from armlab.config import validate_config
 from armlab.errors import ArmlabError, PluginError
+from armlab.orchestrator.montecarlo.scale import processes
 from armlab.orchestrator.montecarlo.scale.processes import WorkerTraceback
 from armlab.orchestrator.montecarlo.scale.shards import ShardRunner
+from armlab.orchestrator.montecarlo.scale.task_costs import WORKER_START_SECONDS
 from armlab.plugins.manager import get_plugin_manager
 from armlab.plugins.registry import Registry, default_registry
 
@@ -130,13 +136,61 @@ async def test_run_experiment_async_leaves_the_loop_free_and_reports_progress_on
 
 
 @pytest.mark.system
-def test_workers_are_spawned_never_forked(monkeypatch):
-    def no_fork():
-        raise AssertionError("os.fork was called")
-
-    monkeypatch.setattr(os, "fork", no_fork)
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_forked_and_spawned_workers_give_the_numbers_of_one_process(monkeypatch, method):
+    started = []
+    monkeypatch.setattr(processes, "start_method", lambda: started.append(method) or method)
     config = validate_config(EXPERIMENT)
     assert metrics(run_experiment(config, scale=ShardRunner(workers=2))) == metrics(run_experiment(config))
+    assert started == [method]
+
+
+def test_workers_fork_only_on_linux_from_a_process_without_other_threads(monkeypatch):
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert processes.start_method() == "fork"
+    for platform in ("darwin", "win32"):
+        monkeypatch.setattr(sys, "platform", platform)
+        assert processes.start_method() == "spawn"
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert processes.start_method() == "spawn"
+
+
+def test_a_forked_worker_is_ready_at_once_and_a_spawned_one_later():
+    assert processes.start_delay("fork") == 0.0
+    assert processes.start_delay("spawn") == WORKER_START_SECONDS > 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; workers fork only on Linux")
+def test_a_forked_worker_drops_this_process_s_signal_handlers(monkeypatch):
+    """``Crew.stop`` ends workers with SIGTERM: a worker running this process's handler instead would not end."""
+    monkeypatch.setattr(processes, "start_method", lambda: "fork")
+    monkeypatch.setattr(signal, "signal", signal.signal)  # restored after the test
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    crew = processes.Crew(1)
+    try:
+        status = pathlib.Path(f"/proc/{crew.processes[0].pid}/status")
+        deadline = time.monotonic() + 30
+        while not _signal_set(status, "SigIgn") & (1 << (signal.SIGINT - 1)) and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the worker set its own handlers (it ignores SIGINT first)
+        assert _signal_set(status, "SigIgn") & (1 << (signal.SIGINT - 1))
+        assert not _signal_set(status, "SigCgt") & (1 << (signal.SIGTERM - 1))
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        worker = crew.processes[0]
+        worker.terminate()
+        worker.join(10)
+        if worker.exitcode is None:  # it ran the handler and lives on
+            worker.kill()
+            worker.join()
+    assert worker.exitcode == -signal.SIGTERM
+
+
+def _signal_set(status: pathlib.Path, field: str) -> int:
+    """A signal mask of ``/proc/PID/status`` (``SigIgn``, ``SigCgt``) as a number."""
+    line = next(line for line in status.read_text().splitlines() if line.startswith(field + ":"))
+    return int(line.split()[1], 16)
 
 
 class Handmade(Policy):

@@ -1,12 +1,13 @@
 """Plans as worker processes rebuild them: a config and the name of a default registry.
 
-Workers (local processes started with ``spawn``, Dask workers) never receive plugin
+Workers (local processes, forked or spawned, and Dask workers) never receive plugin
 classes.  They rebuild each plan from its config with their own
 :func:`~armlab.plugins.registry.default_registry` (armlab's built-ins, plus the installed
 ``armlab`` entry points when this process loaded them), so they import every plugin by
 itself.  A plugin class defined in ``__main__`` (a script, a notebook), inside a function (a
-test) or registered by hand in this process only does not exist there: :func:`recipe`
-refuses it before anything runs, naming the plugin and the fix.
+test) or registered by hand in this process only does not exist in a spawned or Dask
+worker: :func:`recipe` refuses it before anything runs, naming the plugin and the fix
+(where workers fork too, so that a run that works on one machine works on every one).
 """
 
 from __future__ import annotations

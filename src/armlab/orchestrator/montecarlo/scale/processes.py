@@ -2,24 +2,33 @@
 
 With ``workers = N``, this process starts ``N - 1`` worker processes (a :class:`Crew`,
 before the config is even read when :func:`~armlab.orchestrator.runner.run_experiment`
-runs it) and works too.  While the workers start (a fresh interpreter importing numpy and
-armlab, about a second), this process puts the tasks in the order to hand them out
+runs it) and works too.  This process puts the tasks in the order to hand them out
 (``schedule``: costliest first, from a short probe of each policy, or a cheap one first for
-this process to run while the workers start, :mod:`armlab.orchestrator.montecarlo.scale.task_costs`)
-and starts on the first one; each process then claims the next unclaimed task in that order (a shared counter)
-until none is left, so a short task never waits behind a long one and the long ones do not
-end the run alone.
+this process to run while spawned workers start,
+:mod:`armlab.orchestrator.montecarlo.scale.task_costs`) and starts on the first one; each
+process then claims the next unclaimed task in that order (a shared counter) until none is
+left, so a short task never waits behind a long one and the long ones do not end the run
+alone.
 
-Workers are started with ``spawn``, from the calling thread: a fresh interpreter, not a
-copy of this process, so starting them is safe whatever threads this process runs (with
-``fork`` it is not, and Python 3.12 warns) and works alike on Linux, macOS and Windows.
-They rebuild the plans from their recipes (:mod:`armlab.orchestrator.montecarlo.scale.portable`), reserve
-heap headroom as armlab's own processes do (:func:`~armlab.orchestrator.montecarlo.scale.heap.apply_heap_setting`),
-and send through one queue their tasks' reports (:class:`~armlab.orchestrator.montecarlo.scale.collect.Relay`),
-their log events and each task's output; this process takes them in between its own steps,
-so progress and checkpoint lines appear while the run goes on.  A script that runs
-experiments with workers must start them under ``if __name__ == "__main__":``, as ``spawn``
-imports the script again in each worker.
+How workers start (:func:`start_method`): on Linux, from a process that runs no other
+thread (the usual case: :meth:`~armlab.orchestrator.montecarlo.scale.shards.ShardRunner.warm`
+starts them before anything else), they are forked: a copy of this process, with numpy,
+armlab and the plugin registry loaded, ready to claim a task at once (a spawned worker
+imports them first: about 0.6 s of CPU, which on a 2-core machine is taken from the work).
+Forking a process that runs threads is unsafe (a lock another thread holds stays held in
+the copy; Python 3.12 warns), and macOS and Windows do not fork safely, so there, and
+whenever another thread runs (a notebook, an event loop's worker threads), workers are
+spawned: a fresh interpreter.  A forked worker drops this process's SIGTERM handler and
+event-loop wake-up pipe, so that :meth:`Crew.stop` ends it and its signals reach no loop here.
+Either way workers rebuild the plans from their recipes
+(:mod:`armlab.orchestrator.montecarlo.scale.portable`), reserve heap headroom as armlab's
+own processes do (:func:`~armlab.orchestrator.montecarlo.scale.heap.apply_heap_setting`),
+and send through one queue their tasks' reports
+(:class:`~armlab.orchestrator.montecarlo.scale.collect.Relay`), their log events and each
+task's output; this process takes them in between its own steps, so progress and
+checkpoint lines appear while the run goes on.  A script that runs experiments with workers
+must start them under ``if __name__ == "__main__":``, as a spawned worker imports the
+script again.
 """
 
 from __future__ import annotations
@@ -28,6 +37,8 @@ import multiprocessing
 import pickle
 import queue
 import signal
+import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.process import BaseProcess
@@ -37,10 +48,10 @@ from armlab.orchestrator.montecarlo.scale.collect import Collector, Message, Rel
 from armlab.orchestrator.montecarlo.scale.heap import apply_heap_setting
 from armlab.orchestrator.montecarlo.scale.portable import PlanRecipe, rebuild, recipe
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, run_task
-from armlab.orchestrator.montecarlo.scale.task_costs import Schedule
+from armlab.orchestrator.montecarlo.scale.task_costs import WORKER_START_SECONDS, Schedule
 from armlab.plan import ExperimentPlan
 
-__all__ = ["Crew", "run_locally"]
+__all__ = ["Crew", "run_locally", "start_delay", "start_method"]
 
 #: Seconds between checks that the workers are alive while this process waits for them.
 POLL_SECONDS = 0.2
@@ -54,11 +65,13 @@ class Crew:
     """``count`` worker processes, started now and waiting for one run's tasks (:meth:`hand`).
 
     Starting them before the run is planned (:meth:`~armlab.orchestrator.montecarlo.scale.shards.ShardRunner.warm`)
-    lets them import armlab while this process reads and checks the config.
+    forks them before this process starts any thread, or lets spawned ones import armlab
+    while this process reads and checks the config; :attr:`method` says which.
     """
 
     def __init__(self, count: int) -> None:
-        context = multiprocessing.get_context("spawn")
+        self.method = start_method()
+        context = multiprocessing.get_context(self.method)
         self.claims = context.Value("q", 0)  # the position in the order of the next task to claim
         self.outbox = context.Queue()
         self._jobs = context.Queue()
@@ -88,6 +101,18 @@ class Crew:
         """Wait for every worker to end."""
         for process in self.processes:
             process.join()
+
+
+def start_method() -> str:
+    """``fork`` on Linux from a process that runs no other thread, else ``spawn`` (see the module)."""
+    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
+
+
+def start_delay(method: str) -> float:
+    """Seconds a worker started with ``method`` takes before it can claim a task, counted from
+    when this process claims its first: a forked worker is waiting already, a spawned one
+    still imports numpy and armlab."""
+    return 0.0 if method == "fork" else WORKER_START_SECONDS
 
 
 def run_locally(
@@ -154,6 +179,8 @@ def _work(jobs: Any, claims: Any, outbox: Any) -> None:
     """A worker process: once handed a run (from ``jobs``), claim and run its tasks in the
     order given, sending everything to ``outbox``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker: this process's handler is not its own
+    signal.set_wakeup_fd(-1)  # nor this process's event-loop wake-up pipe
     apply_heap_setting()
     recipes, tasks, order = jobs.get()
     with worker_logs(lambda method, event: outbox.put(("log", method, event))):

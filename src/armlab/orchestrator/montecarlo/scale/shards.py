@@ -21,11 +21,11 @@ from armlab.events import Listener
 from armlab.log import get_logger
 from armlab.orchestrator.montecarlo.scale.collect import Collector
 from armlab.orchestrator.montecarlo.scale.dask_cluster import DaskCluster
-from armlab.orchestrator.montecarlo.scale.processes import Crew, run_locally
+from armlab.orchestrator.montecarlo.scale.processes import Crew, run_locally, start_delay, start_method
 from armlab.orchestrator.montecarlo.scale.run_outputs import RunOutputs
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
 from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
-from armlab.orchestrator.montecarlo.scale.task_costs import WORKER_START_SECONDS, CostModel, probed_costs, scheduler
+from armlab.orchestrator.montecarlo.scale.task_costs import CostModel, probed_costs, scheduler
 from armlab.orchestrator.montecarlo.scale.tasks import Task, plan_tasks, remaining
 from armlab.plan import ExperimentPlan
 
@@ -122,8 +122,9 @@ class ShardRunner:
                 cluster.run(plans, tasks, collector, outputs.add, scheduler(plans, self.cost_model))
         else:
             tasks, collector = start(self.workers)
-            schedule = scheduler(plans, self.cost_model, self.workers, WORKER_START_SECONDS)
             crew, self._crew = self._crew, None
+            delay = start_delay(crew.method if crew is not None else start_method())
+            schedule = scheduler(plans, self.cost_model, self.workers, delay)
             run_locally(plans, tasks, collector, self.workers, outputs.add, schedule, crew)
         return outputs.results()
 

@@ -49,7 +49,7 @@ Schedule = Callable[[Sequence[Task]], list[Task]]
 #: time some steps of the policy's own rule.
 PROBE_STEPS = 48
 
-#: Seconds a worker process takes before it claims its first task (a fresh interpreter
+#: Seconds a spawned worker process takes before it claims its first task (a fresh interpreter
 #: importing numpy and armlab: 0.5-0.7 s measured on a 2-core machine).
 WORKER_START_SECONDS = 0.7
 
