@@ -65,7 +65,7 @@ from armlab.plots import remove_figures, save_figures
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where the work runs: local processes, or Dask (the 'dask' extra).")
 @click.option("--scheduler", help="With --executor dask: the address of a running Dask scheduler "
-                                  "(default: a local cluster of --workers processes).")
+                                  "(default: a local cluster of --workers - 1 processes, beside this one).")
 @click.option("--journal", "journal_path", type=click.Path(dir_okay=False),
               help="Live experiments: journal every trial to this SQLite file (resumed if it exists).")
 @click.option("--overwrite", is_flag=True,

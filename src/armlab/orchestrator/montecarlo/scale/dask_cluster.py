@@ -1,7 +1,9 @@
 """Run the tasks of a Monte Carlo run on a Dask cluster: the way past one machine.
 
-Without a scheduler address a local cluster of ``workers`` processes (one thread each) is
-started for the run; with one, this process connects to that scheduler and gives up after
+Without a scheduler address a local cluster is started for the run: ``workers - 1``
+processes (one thread each, at least one), and this process works beside them, so that
+``workers`` processes work as with local workers (on one machine, more would contend for
+its cores); with an address, this process connects to that scheduler and gives up after
 ``connect_timeout`` seconds with a message that says so.  Tasks travel as plan recipes
 (:mod:`armlab.orchestrator.montecarlo.scale.portable`), so every Dask worker needs armlab and the plugins
 the experiment uses installed.  A task's reports are recorded where it runs and handed to
@@ -60,21 +62,21 @@ class DaskCluster:
 
     A local cluster takes seconds to start (its scheduler, and worker processes that import
     armlab: :data:`PRELOAD`).  Meanwhile this process is not idle: the cluster starts in a
-    background thread, and until it is up this process runs tasks itself, the costliest
-    first, as a worker would (the cluster's start-up overlaps the longest task, and the
-    short ones are left to fill the end); once up, the cluster takes the others
-    (``help_while_starting=False``: the cluster runs every task).  The cluster holds one
-    task per worker thread at a time, the costliest left, and gets the next as one
-    completes: Dask would otherwise assign every task to a worker as it is submitted, and a
-    worker done early could not take the costliest task queued on another.
+    background thread while this process runs tasks itself, the costliest first, as a worker
+    would, and it goes on beside the cluster once it is up (``this_process_works=False``:
+    the cluster runs every task, on ``workers`` processes).  With a scheduler address the
+    cluster runs every task.  The cluster holds one task per worker thread at a time, the
+    costliest left, and gets the next as one completes: Dask would otherwise assign every
+    task to a worker as it is submitted, and a worker done early could not take the
+    costliest task queued on another.
     """
 
     def __init__(self, workers: int, scheduler: str | None, connect_timeout: float,
-                 help_while_starting: bool = True) -> None:
+                 this_process_works: bool = True) -> None:
         self._workers = workers
         self._scheduler = scheduler
         self._connect_timeout = connect_timeout
-        self._help = help_while_starting
+        self._here = this_process_works and scheduler is None
         self._client: Any = None
         self._cluster: Any = None
         self._starting: threading.Thread | None = None
@@ -117,13 +119,13 @@ class DaskCluster:
 
             with dask.config.set(LOCAL_CLUSTER_SETTINGS):
                 self._cluster = distributed.LocalCluster(
-                    n_workers=self._workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    n_workers=self._threads, threads_per_worker=1, processes=True, dashboard_address=None,
                     preload=[PRELOAD], silence_logs=logging.ERROR)
             client = distributed.Client(self._cluster)
             with self._lock:
                 self._client = client
                 if self._handout is not None:
-                    self._handout.send(client, self.width)
+                    self._handout.send(client, self._threads)
         except BaseException as exc:  # raised in the calling thread, by run
             self._failure = exc
         finally:
@@ -139,9 +141,17 @@ class DaskCluster:
 
     @property
     def width(self) -> int:
-        """How many tasks the cluster runs at once (its worker threads; at least 1)."""
+        """How many tasks run at once: a local cluster's worker threads and this process
+        (``workers``), or the worker threads at the scheduler's address (at least 1)."""
         if self._scheduler is None:
-            return max(1, self._workers)  # one thread per local worker process
+            return max(1, self._workers)
+        return self._threads
+
+    @property
+    def _threads(self) -> int:
+        """The cluster's worker threads: one per local worker process, or all at the scheduler."""
+        if self._scheduler is None:
+            return max(1, self._workers - 1) if self._here else max(1, self._workers)
         return max(1, sum(self._client.nthreads().values()))
 
     def run(
@@ -154,32 +164,44 @@ class DaskCluster:
     ) -> None:
         """Run every task, handing each output to ``finished`` as it completes (and letting
         the cluster forget it).  The cluster gets the tasks in the order ``schedule(tasks)``
-        gives, one per free worker thread; while a local cluster starts, this process runs
-        the first ones (as the class says)."""
+        gives, one per free worker thread; beside a local cluster this process takes the
+        next one each time it is free (as the class says), and in between its own steps it
+        takes in what the cluster completed, so progress and saved tasks keep coming."""
         handout = _Handout([recipe(plan) for plan in plans], schedule(tasks))
         with self._lock:
             self._handout = handout
             if self._client is not None:
-                handout.send(self._client, self.width)
+                handout.send(self._client, self._threads)
+        collected = 0
+
+        def collect(future: Any) -> None:
+            nonlocal collected
+            output, messages, logs = future.result()
+            task = handout.sent.pop(future)
+            future.release()
+            for message in messages:
+                collector.receive(message)
+            for method, event in logs:
+                replay_log(method, event)
+            collected += 1
+            finished(task, output)
+
+        def send(message: Message) -> None:  # this process's reports, and meanwhile the cluster's outputs
+            collector.receive(message)
+            while not handout.completed.empty():
+                collect(handout.completed.get())
+
         done = 0
         try:
-            while self._help and not self._up.is_set() and (mine := handout.take()):
+            while self._here and self._failure is None and (mine := handout.take()):
                 (task,) = mine
-                finished(task, run_task(plans[task.run], task, collector.relay(task)))
+                finished(task, run_task(plans[task.run], task, Relay(send, task)))
                 done += 1
             self._up.wait()
             if self._failure is not None:
                 raise self._failure
-            for _ in range(handout.total - done):  # the cluster's, as they complete
-                future = handout.completed.get()
-                output, messages, logs = future.result()
-                task = handout.sent.pop(future)
-                future.release()
-                for message in messages:
-                    collector.receive(message)
-                for method, event in logs:
-                    replay_log(method, event)
-                finished(task, output)
+            while collected < handout.total - done:  # the cluster's, as they complete
+                collect(handout.completed.get())
         finally:
             handout.stop()
 
