@@ -180,9 +180,13 @@ class DecisionCore:
 
     # -- applying outcomes ---------------------------------------------------------------
     def dispatch(self, bandit: int, rows: np.ndarray, arms: np.ndarray) -> None:
-        """Trials started (their results are pending)."""
+        """Trials started (their results are pending); one row's (the live experiment's) by
+        scalar indexing, the same count."""
         self.stats[bandit].dispatch(rows, arms)
-        self.dispatched[rows] += 1
+        if len(rows) == 1:
+            self.dispatched[rows[0]] += 1
+        else:
+            self.dispatched[rows] += 1
 
     def observe(self, bandit: int, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
         """Results of pending trials arrived: statistics first, then policy and allocator."""
