@@ -224,7 +224,8 @@ class DecisionCore:
         remaining ones once it is done (see the module docstring).  Each wave holds at most
         one checkpoint per replica, in order, so the caller records them in order.
         """
-        if not self._any_stopped and self.dispatched.max() < self._lowest_target:
+        most = self.dispatched[0] if self.dispatched.size == 1 else self.dispatched.max()  # one replica: no reduction
+        if not self._any_stopped and most < self._lowest_target:
             return []  # nobody reached a checkpoint or stopped: the common case, kept cheap
         waves = []
         done = self.done(in_flight)
