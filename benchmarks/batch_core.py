@@ -8,9 +8,10 @@ experiment's :class:`~armlab.service.hot_routes.HotRoutes` (JSON decoding, body 
 service, the answer's JSON), as the server's entry point does after reading a request.  The
 server's CPU per 1000 trials is the process's CPU time (every thread: the event loop and the
 journal's commit thread) less the clients' own work (building bodies, reading answers),
-timed apart; the loop thread's share is reported beside it.  Each tree runs in its own child
-process (``PYTHONPATH=TREE/src``); runs alternate between the trees and the fastest of
-``--repeats`` counts, so drift of a shared machine hits both alike.
+timed apart; the loop thread's share is reported beside it.  The garbage collector is set
+up as the server sets it up (:mod:`armlab.service.collector`, in a tree that has it).  Each
+tree runs in its own child process (``PYTHONPATH=TREE/src``); runs alternate between the
+trees and the fastest of ``--repeats`` counts, so drift of a shared machine hits both alike.
 
     git worktree add /tmp/before <commit>
     python benchmarks/batch_core.py [--baseline /tmp/before] [--batches 40] [--repeats 5]
@@ -73,6 +74,12 @@ def child(batch: int, batches: int, clients: int, profile: str | None) -> dict[s
         return len(results)
 
     async def drive(tmp: str) -> dict[str, float]:
+        try:  # as the server sets the collector up before it runs (a tree that has it)
+            from armlab.service.collector import serving_collector
+        except ImportError:
+            pass
+        else:
+            serving_collector()
         storage = open_storage(f"sqlite:///{tmp}/armlab.sqlite", None)
         experiments = Experiments(storage, Registry(get_plugin_manager(load_entrypoints=False)))
         experiments.create("e0", bench_config(10 * batch * batches * clients + 1000, batch * clients))
