@@ -71,7 +71,8 @@ class AttritionMonitor:
         and the pooled term is 0, so the log e-value is <= 0 and its running maximum, which
         starts at 0, stays put.  That is the live experiment's usual report, and its arm's term
         waits until someone reads :attr:`arm_terms` (computed then from the counts: a term is a
-        function of its arm's counts alone, so the value is the same as computed now)."""
+        function of its arm's counts alone, so the value is the same as computed now).  Until a
+        first trial is lost (anywhere) no count is read to know that none was."""
         self.closed[rows, arms, outcomes] += 1
         if not (isinstance(outcomes, int) and outcomes == REPORTED):
             self._lost_any = True

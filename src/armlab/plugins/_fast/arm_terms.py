@@ -15,7 +15,7 @@ __all__ = ["ArmTerms", "Term"]
 
 class _Entries:
     """The observed statistics ``counts``, ``means``, ``m2`` of some arms as 1-d arrays, read
-    like :class:`ArmStats`'s (each gathered when first read)."""
+    like :class:`ArmStats`'s (each gathered when first read; a view for a slice of entries)."""
 
     counts: np.ndarray
     means: np.ndarray
