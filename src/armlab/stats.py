@@ -72,7 +72,14 @@ class ArmStats:
         return self._counts[flat] + self._pending[flat]
 
     def dispatch(self, rows: np.ndarray, arms: np.ndarray) -> None:
-        """Record trials started on ``arms`` for replicas ``rows`` (unique rows)."""
+        """Record trials started on ``arms`` for replicas ``rows`` (unique rows).
+
+        One replica's one trial (the live experiment's every dispatch) takes the scalar path:
+        the same counts, without the fancy indexing."""
+        if self.replicas == 1 and len(rows) == 1:
+            self._pending[int(arms[0])] += 1
+            self.dispatched[0] += 1
+            return
         self._pending[self.flat_index(rows, arms)] += 1
         self.dispatched[rows] += 1
 

@@ -156,3 +156,21 @@ def test_arm_terms_left_for_the_next_reader_equal_the_ones_computed_at_each_clos
             assert deferred.max_log_e.tobytes() == eager.max_log_e.tobytes()
     assert deferred.arm_terms.tobytes() == eager.arm_terms.tobytes()
     assert deferred.summary() == eager.summary() and deferred.max_log_e[0] > 0
+
+
+def test_reports_by_ints_read_no_counts_until_a_loss_and_then_stay_exact_per_replica():
+    """Before any loss a report closed by ints reads no count; after replica 0's first loss,
+    replica 1's reports still skip its e-value (it lost nothing) and replica 0's do not: the
+    numbers are bit for bit the array path's, replica by replica."""
+    rng = np.random.default_rng(4)
+    by_ints, by_arrays = AttritionMonitor(2, 3), AttritionMonitor(2, 3)
+    for step in range(400):
+        row, arm = int(rng.integers(0, 2)), int(rng.integers(0, 3))
+        outcome = FAILED if row == 0 and arm == 2 and step >= 100 and rng.random() < 0.6 else REPORTED
+        by_ints.dispatch(row, arm)
+        by_ints.close(row, arm, outcome)
+        by_arrays.dispatch(np.array([row]), np.array([arm]))
+        by_arrays.close(np.array([row]), np.array([arm]), np.array([outcome]))
+        assert by_ints.max_log_e.tobytes() == by_arrays.max_log_e.tobytes(), step
+    assert by_ints.arm_terms.tobytes() == by_arrays.arm_terms.tobytes()
+    assert by_ints.max_log_e[0] > 0 and by_ints.max_log_e[1] == 0

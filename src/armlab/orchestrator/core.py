@@ -180,9 +180,13 @@ class DecisionCore:
 
     # -- applying outcomes ---------------------------------------------------------------
     def dispatch(self, bandit: int, rows: np.ndarray, arms: np.ndarray) -> None:
-        """Trials started (their results are pending)."""
+        """Trials started (their results are pending); one row's (the live experiment's) by
+        scalar indexing, the same count."""
         self.stats[bandit].dispatch(rows, arms)
-        self.dispatched[rows] += 1
+        if len(rows) == 1:
+            self.dispatched[rows[0]] += 1
+        else:
+            self.dispatched[rows] += 1
 
     def observe(self, bandit: int, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
         """Results of pending trials arrived: statistics first, then policy and allocator."""
@@ -220,7 +224,8 @@ class DecisionCore:
         remaining ones once it is done (see the module docstring).  Each wave holds at most
         one checkpoint per replica, in order, so the caller records them in order.
         """
-        if not self._any_stopped and self.dispatched.max() < self._lowest_target:
+        most = self.dispatched[0] if self.dispatched.size == 1 else self.dispatched.max()  # one replica: no reduction
+        if not self._any_stopped and most < self._lowest_target:
             return []  # nobody reached a checkpoint or stopped: the common case, kept cheap
         waves = []
         done = self.done(in_flight)

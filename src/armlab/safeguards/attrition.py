@@ -54,6 +54,7 @@ class AttritionMonitor:
         self._arm_terms = np.zeros((replicas, n_arms))  # log B(s+1/2, f+1/2) - log B(1/2, 1/2)
         self._terms_stale = False  # reports were counted whose arm terms wait for the next reader
         self.max_log_e = np.zeros(replicas)
+        self._lost_any = False  # some replica may have lost a trial (False: none did, no counts read)
 
     def dispatch(self, rows: np.ndarray | int, arms: np.ndarray | int) -> None:
         """Count trials started (one per row; ``rows`` unique, or ints for one trial)."""
@@ -70,9 +71,12 @@ class AttritionMonitor:
         and the pooled term is 0, so the log e-value is <= 0 and its running maximum, which
         starts at 0, stays put.  That is the live experiment's usual report, and its arm's term
         waits until someone reads :attr:`arm_terms` (computed then from the counts: a term is a
-        function of its arm's counts alone, so the value is the same as computed now)."""
+        function of its arm's counts alone, so the value is the same as computed now).  Until a
+        first trial is lost (anywhere) no count is read to know that none was."""
         self.closed[rows, arms, outcomes] += 1
-        if isinstance(outcomes, int) and outcomes == REPORTED and not self.closed[rows, :, FAILED:].any():
+        if not (isinstance(outcomes, int) and outcomes == REPORTED):
+            self._lost_any = True
+        elif not self._lost_any or not self.closed[rows, :, FAILED:].any():
             self._terms_stale = True
             return
         back = self.closed[rows, arms, REPORTED]

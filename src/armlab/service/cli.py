@@ -19,6 +19,7 @@ from armlab.extras import require
 from armlab.log import configure_logging, log_event
 from armlab.orchestrator.live.session import LiveSession
 from armlab.service.auth import TOKEN_ENV, is_loopback
+from armlab.service.collector import serving_collector
 from armlab.storage.url import DEFAULT_STORAGE
 from armlab.service.connections import DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT, uvicorn_options
 from armlab.service.events import DEFAULT_MAX_SUBSCRIBERS
@@ -159,6 +160,9 @@ def serve_command(
 
 
 def _server(uvicorn: Any, asgi: Any, request_timeout: float, max_connections: int) -> Any:
+    """The server that runs ``asgi``, built last before it runs: the collector is set up for
+    serving here (:mod:`armlab.service.collector`)."""
+    serving_collector()
     config = uvicorn.Config(asgi, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2,
                             **uvicorn_options(request_timeout, max_connections))
     return _quiet_exit_server(config)

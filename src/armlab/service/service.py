@@ -39,7 +39,7 @@ from armlab.service.models import (
     TrialOut,
 )
 
-__all__ = ["Service", "report_fields", "report_out", "trial_fields", "trial_out"]
+__all__ = ["Service", "report_fields", "report_out", "trial_fields", "trial_out", "trials_fields"]
 
 log = get_logger(__name__)
 
@@ -132,7 +132,7 @@ class Service:
         """The answer of ``/ask/batch`` (the fields of an :class:`AskBatchOut`, JSON-ready): up
         to ``count`` trials dispatched in one journal batch."""
         trials = await self.change(self.ask_many, body.count, body.keys, body.units)
-        return {"trials": [trial_fields(self, t) for t in trials], "state": self.state}
+        return {"trials": trials_fields(self, trials), "state": self.state}
 
     async def answer_tell_batch(self, body: TellBatchIn) -> dict[str, Any]:
         """The answer of ``/tell/batch`` (the fields of a :class:`TellBatchOut`, JSON-ready):
@@ -271,11 +271,25 @@ def trial_out(service: Service, trial: Trial) -> TrialOut:
 
 
 def trial_fields(service: Service, trial: Trial) -> dict[str, Any]:
-    """``trial`` as answered, with its record's status and unit and the ask's exposure: the
-    fields of a :class:`TrialOut` in its order, from values known to be valid (neither
-    validated again nor made into a model: a batch answers up to a thousand)."""
-    record = service.experiment.record(trial.id)
-    session = service.session
-    return {"trial_id": trial.id, "arm": trial.arm, "arm_name": session.arm_names(trial.bandit)[trial.arm],
-            "bandit": trial.bandit, "bandit_label": session.plan.bandits[trial.bandit].label, "pull": trial.pull,
-            "status": record.status.value, "unit": record.unit, "exposure": trial.exposure}
+    """``trial`` (one the experiment dispatched) as answered, with its record's status and unit
+    and the ask's exposure: the fields of a :class:`TrialOut` in its order, from values known
+    to be valid (neither validated again nor made into a model)."""
+    return trials_fields(service, [trial])[0]
+
+
+def trials_fields(service: Service, trials: list[Trial]) -> list[dict[str, Any]]:
+    """:func:`trial_fields` of each of ``trials``, each bandit's arm names and label looked up
+    once for them all (a batch answers up to a thousand; the names are a new list per lookup)."""
+    session, records = service.session, service.experiment.trials
+    bandits: dict[int, tuple[list[str], str]] = {}
+    answers = []
+    for trial in trials:
+        bandit = trial.bandit
+        if bandit not in bandits:
+            bandits[bandit] = (session.arm_names(bandit), session.plan.bandits[bandit].label)
+        names, label = bandits[bandit]
+        record = records[trial.id]
+        answers.append({"trial_id": trial.id, "arm": trial.arm, "arm_name": names[trial.arm], "bandit": bandit,
+                        "bandit_label": label, "pull": trial.pull, "status": record.status.value,
+                        "unit": record.unit, "exposure": trial.exposure})
+    return answers

@@ -218,8 +218,11 @@ class LiveExperiment:
         self._close_watchers.remove(watcher)
 
     def _listening(self) -> bool:
-        """Whether some listener wants events now."""
-        return any(wants is None or wants() for _, wants in self._listeners)
+        """Whether some listener wants events now (a loop: asked at every change)."""
+        for _, wants in self._listeners:
+            if wants is None or wants():
+                return True
+        return False
 
     # -- answers -------------------------------------------------------------------------
     def recommendation(self) -> Any:

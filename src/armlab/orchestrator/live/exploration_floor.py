@@ -12,6 +12,7 @@ trial to the same arm.  The arm's logged propensity is then exactly
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +65,8 @@ class ExplorationFloor:
             return LoggedChoice(arm)
         if deterministic:
             p_arm, draws = (1.0 if arm == policy_arm else 0.0), None
+            if self.epsilon == 0.0:
+                return _certain(arm, p_arm)
         else:
             p, draws = policy.propensities(stats, np.array([policy_arm], dtype=np.int64))
             if p is None:
@@ -74,6 +77,13 @@ class ExplorationFloor:
         active = stats.active[0]
         floored = (1.0 - self.epsilon) * p_arm + self.epsilon * float(active[arm]) / int(active.sum())
         return LoggedChoice(arm, min(floored, 1.0), draws)
+
+
+@functools.lru_cache(maxsize=4096)
+def _certain(arm: int, propensity: float) -> LoggedChoice:
+    """A deterministic policy's choice of ``arm`` without a floor (``propensity`` 1.0 at its
+    choice, 0.0 elsewhere): one frozen value per pair, made once, not at every dispatch."""
+    return LoggedChoice(arm, propensity)
 
 
 def chooses_deterministically(policy: Policy) -> bool:

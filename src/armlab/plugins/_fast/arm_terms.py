@@ -15,13 +15,13 @@ __all__ = ["ArmTerms", "Term"]
 
 class _Entries:
     """The observed statistics ``counts``, ``means``, ``m2`` of some arms as 1-d arrays, read
-    like :class:`ArmStats`'s (each gathered when first read)."""
+    like :class:`ArmStats`'s (each gathered when first read; a view for a slice of entries)."""
 
     counts: np.ndarray
     means: np.ndarray
     m2: np.ndarray
 
-    def __init__(self, stats: ArmStats, flat: np.ndarray) -> None:
+    def __init__(self, stats: ArmStats, flat: np.ndarray | slice) -> None:
         self._stats, self._flat = stats, flat
 
     def __getattr__(self, name: str) -> np.ndarray:
@@ -71,17 +71,36 @@ class ArmTerms:
                 getattr(self._kept, name)[...] = prior if np.isfinite(prior) else 0.0
         self._index = np.empty((replicas, n_arms))
         self._product = np.empty((replicas, n_arms))
+        self._stale: set[int] = set()  # flat entries observed alone, not computed yet
 
     def observed(self, stats: ArmStats, rows: np.ndarray, arms: np.ndarray) -> None:
-        """Recompute the terms of arms whose results were just folded into ``stats``."""
-        flat = stats.flat_index(rows, arms)
+        """Recompute the terms of arms whose results were just folded into ``stats``.
+
+        One result (the live experiment's every result) leaves its entry to the next reader
+        (:meth:`current`): a term is a function of its arm's observed statistics, which only
+        results change, so the value computed then, on that one entry, is the one computed
+        now; a batch of a thousand reports on a few arms computes each arm's terms once."""
+        if len(rows) == 1:
+            self._stale.add(int(rows[0]) * stats.n_arms + int(arms[0]))
+            return
+        self._recompute(stats, stats.flat_index(rows, arms))
+
+    def _recompute(self, stats: ArmStats, flat: np.ndarray | slice) -> None:
         entries = _Entries(stats, flat)
         for name, term in self.terms.items():
             self._flat[name][flat] = term(entries)
 
+    def _catch_up(self, stats: ArmStats) -> None:
+        """Compute the entries left stale by single results, each alone (as it would have been)."""
+        for at in self._stale:
+            self._recompute(stats, slice(at, at + 1))
+        self._stale.clear()
+
     def current(self, stats: ArmStats) -> SimpleNamespace:
         """The terms now, one ``(R, K)`` array per name (the kept arrays: read them, do not keep them)."""
         if _fast.enabled():
+            if self._stale:
+                self._catch_up(stats)
             return self._kept
         with np.errstate(divide="ignore", invalid="ignore"):  # arms without a result
             return SimpleNamespace(**{name: term(stats) for name, term in self.terms.items()})
