@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from armlab.orchestrator.journal.group_commit import GroupCommit
-from armlab.orchestrator.journal.store import FORMAT_VERSION, Journal, JournalError
+from armlab.orchestrator.journal.store import FORMAT_VERSION, ROWS_PER_STATEMENT, Journal, JournalError
 from armlab.orchestrator.live.session import LiveSession
 from armlab.orchestrator.live.types import Event
 
@@ -56,6 +56,33 @@ def test_the_schema_refuses_double_counting(tmp_path):
         with pytest.raises(JournalError):
             journal.append_many([Event("dispatch", 5, 0, at=0), Event("dispatch", 5, 0, at=0)])
         assert [e.trial for e in journal.events()] == [0, 0]
+
+
+def test_a_small_batch_is_one_statement(tmp_path):
+    """A live batch is written by one INSERT committed as its own transaction (no BEGIN,
+    no statement per row, no COMMIT): one release of the interpreter lock per commit."""
+    with Journal.create(tmp_path / "j.sqlite", {}) as journal:
+        statements: list[str] = []
+        journal._db.set_trace_callback(statements.append)
+        journal.append_many([Event("dispatch", t, 0, at=float(t)) for t in range(4)])
+        journal._db.set_trace_callback(None)
+        assert len(statements) == 1 and statements[0].startswith("INSERT INTO events")
+        assert [e.trial for e in journal.events()] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("size", [ROWS_PER_STATEMENT, ROWS_PER_STATEMENT + 1, 3 * ROWS_PER_STATEMENT + 5])
+def test_a_batch_of_any_size_is_written_whole_or_not_at_all(tmp_path, size):
+    with Journal.create(tmp_path / "j.sqlite", {}) as journal:
+        journal.append(Event("dispatch", 0, 0, at=0.0))
+        bad = [Event("dispatch", 1 + t, t % 3, at=float(t)) for t in range(size - 1)] + [Event("dispatch", 1, 0, at=0.0)]
+        with pytest.raises(JournalError, match=f"cannot write {size} event"):
+            journal.append_many(bad)  # the last row repeats a trial: its statement fails, the earlier ones are undone
+        assert [e.trial for e in journal.events()] == [0]
+        good = [Event("dispatch", 1 + t, t % 3, at=float(t)) for t in range(size)]
+        journal.append_many(good)
+        assert [e.trial for e in journal.events()] == [0, *range(1, size + 1)]
+    with Journal.open(tmp_path / "j.sqlite") as journal:  # the chain verifies across the statements
+        assert len(list(journal.events())) == size + 1
 
 
 def test_open_errors(tmp_path):
