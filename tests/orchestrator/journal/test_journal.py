@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import sqlite3
@@ -244,6 +246,40 @@ async def test_many_journals_commit_in_order_through_a_few_shared_threads(tmp_pa
         journal.close()
     assert threads and all(name.startswith("armlab-journal-commit") for name in threads)
     assert len(threads) <= 8
+
+
+async def test_commits_done_while_the_loop_is_busy_wake_it_once(tmp_path):
+    """Five journals' commits finished while the loop's thread is busy: one wake-up of the loop
+    tells them all (not one per commit), each in the order of its own events."""
+    journals = [Journal.create(tmp_path / f"j{i}.sqlite", {}) for i in range(5)]
+    writers = [GroupCommit(journal) for journal in journals]
+    loop = asyncio.get_running_loop()
+    wake_ups = []
+    real_call = loop.call_soon_threadsafe
+
+    def counting(callback, *args):
+        wake_ups.append(callback)
+        return real_call(callback, *args)
+
+    async with contextlib.AsyncExitStack() as stack:
+        for writer in writers:
+            await stack.enter_async_context(writer.batching())
+        loop.call_soon_threadsafe = counting
+        try:
+            for writer in writers:
+                writer.record(Event("dispatch", 0, 0, at=0))
+            await asyncio.sleep(0)  # the commits are asked for at the end of the turn
+            deadline = time.monotonic() + 10
+            while any(writer.written < 1 for writer in writers) and time.monotonic() < deadline:
+                time.sleep(0.001)  # the loop's thread busy while the commit threads write
+            for writer in writers:
+                await writer.durable()
+        finally:
+            del loop.call_soon_threadsafe
+    assert len(wake_ups) == 1
+    for journal in journals:
+        assert [e.trial for e in journal.events()] == [0]
+        journal.close()
 
 
 async def test_an_unexpected_error_in_a_batch_is_final_and_the_commit_threads_go_on(tmp_path):
