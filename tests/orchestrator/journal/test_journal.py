@@ -76,7 +76,8 @@ def test_a_small_batch_is_one_statement(tmp_path):
 def test_a_batch_of_any_size_is_written_whole_or_not_at_all(tmp_path, size):
     with Journal.create(tmp_path / "j.sqlite", {}) as journal:
         journal.append(Event("dispatch", 0, 0, at=0.0))
-        bad = [Event("dispatch", 1 + t, t % 3, at=float(t)) for t in range(size - 1)] + [Event("dispatch", 1, 0, at=0.0)]
+        repeated = Event("dispatch", 1, 0, at=0.0)
+        bad = [Event("dispatch", 1 + t, t % 3, at=float(t)) for t in range(size - 1)] + [repeated]
         with pytest.raises(JournalError, match=f"cannot write {size} event"):
             journal.append_many(bad)  # the last row repeats a trial: its statement fails, the earlier ones are undone
         assert [e.trial for e in journal.events()] == [0]

@@ -12,8 +12,9 @@ the change is applied at once; the journal's commit thread (one of a few that th
 shares among every open journal) commits the buffer batch after batch, each in one
 transaction (one fsync for many events), while the changes made meanwhile build the next
 batch.  The event loop asks for a commit through the thread's queue and is told it is done
-by a callback (``call_soon_threadsafe``, one for every commit done before the loop runs it, of
-any of its journals): no task, thread-pool round trip or cancel scope per batch.  The rules that keep a crash or a failed write from losing or inventing anything:
+by a callback (``call_soon_threadsafe``, one for every commit of any of its journals done
+before the loop runs it): no task, thread-pool round trip or cancel scope per batch.  The
+rules that keep a crash or a failed write from losing or inventing anything:
 
 * **The journal is a prefix of the changes, in their order.**  Every event is recorded in
   the order the changes are made, one batch of a journal is written at a time (the next

@@ -82,8 +82,9 @@ log = get_logger(__name__)
 #: took it back once each, every time a wake-up of the event loop's thread or of another
 #: journal's commit thread (with 50 journals on one server, eight commit threads writing
 #: batches of four events switched twice as often: 20 against 10 context switches per commit).
-#: A larger batch is written by statements of this many rows in one transaction; the 64
-#: statements stay in the connection's statement cache (128).
+#: A larger batch is written by statements of this many rows in one transaction (a batch of
+#: 1000 events: 8 against 11 us of CPU per event); the 64 statements stay in the connection's
+#: statement cache (128).
 ROWS_PER_STATEMENT = 64
 
 
