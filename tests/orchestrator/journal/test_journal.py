@@ -16,7 +16,7 @@ import time
 import anyio
 import pytest
 
-from armlab.orchestrator.journal.group_commit import GroupCommit
+from armlab.orchestrator.journal.group_commit import GroupCommit, _wake_ups_of
 from armlab.orchestrator.journal.store import FORMAT_VERSION, ROWS_PER_STATEMENT, Journal, JournalError
 from armlab.orchestrator.live.session import LiveSession
 from armlab.orchestrator.live.types import Event
@@ -281,6 +281,14 @@ async def test_commits_done_while_the_loop_is_busy_wake_it_once(tmp_path):
     for journal in journals:
         assert [e.trial for e in journal.events()] == [0]
         journal.close()
+
+
+def test_a_loop_without_weak_references_gets_wake_ups_of_its_own():
+    class SlottedLoop:  # as an event loop written in C may be
+        __slots__ = ()
+
+    loop = SlottedLoop()
+    assert _wake_ups_of(loop) is not _wake_ups_of(loop)  # one per journal, nothing kept
 
 
 async def test_an_unexpected_error_in_a_batch_is_final_and_the_commit_threads_go_on(tmp_path):

@@ -148,9 +148,13 @@ _wake_ups_lock = threading.Lock()
 
 
 def _wake_ups_of(loop: asyncio.AbstractEventLoop) -> _LoopWakeUps:
-    """The wake-ups of ``loop``, shared by the journals batching on it (kept while the loop lives)."""
+    """The wake-ups of ``loop``, shared by the journals batching on it (kept while the loop lives;
+    a loop that takes no weak reference gets new ones for each journal, told one by one)."""
     with _wake_ups_lock:
-        return _wake_ups.setdefault(loop, _LoopWakeUps())
+        try:
+            return _wake_ups.setdefault(loop, _LoopWakeUps())
+        except TypeError:
+            return _LoopWakeUps()
 
 
 def _new_after_fork() -> None:
