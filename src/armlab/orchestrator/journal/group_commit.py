@@ -70,17 +70,12 @@ class _CommitThreads:
     A few threads, not one: SQLite's fsync of one journal file would otherwise wait for
     another's (measured with 50 experiments on one server: one thread for all of them took
     1.1-2.2 s of server CPU per 1000 pairs against 0.8-0.9 s, the file system no longer
-    merging the fsyncs of files committed together).  A few, not many: each thread takes the
-    interpreter lock from the event loop's thread at every wake-up and after every system call,
-    and a thread that finds another journal's commit already queued goes on without sleeping;
-    four threads committing batches of four events to 50 journals switched 5.8 times per commit
-    against 9.5 with eight (6.6-7.0 against 8.3-12.8 beside an event loop), for 15% less
-    throughput (5,300 against 6,100 commits/s, five times what 50 experiments on one server ask).
-    A journal keeps its thread, so a thread that has just written is the one woken again.
-    Started on first use; daemons, because leaving :meth:`GroupCommit.batching` waits for the
-    commit asked of them, and :meth:`GroupCommit.flush` for the batch being written."""
+    merging the fsyncs of files committed together).  A journal keeps its thread, so a
+    thread that has just written is the one woken again.  Started on first use; daemons,
+    because leaving :meth:`GroupCommit.batching` waits for the commit asked of them, and
+    :meth:`GroupCommit.flush` for the batch being written."""
 
-    COUNT = 4
+    COUNT = 8
 
     def __init__(self) -> None:
         self._queues: list[queue.SimpleQueue[Callable[[], None]]] = []
