@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import sqlite3
@@ -14,8 +16,8 @@ import time
 import anyio
 import pytest
 
-from armlab.orchestrator.journal.group_commit import GroupCommit
-from armlab.orchestrator.journal.store import FORMAT_VERSION, Journal, JournalError
+from armlab.orchestrator.journal.group_commit import GroupCommit, _wake_ups_of
+from armlab.orchestrator.journal.store import FORMAT_VERSION, ROWS_PER_STATEMENT, Journal, JournalError
 from armlab.orchestrator.live.session import LiveSession
 from armlab.orchestrator.live.types import Event
 
@@ -56,6 +58,34 @@ def test_the_schema_refuses_double_counting(tmp_path):
         with pytest.raises(JournalError):
             journal.append_many([Event("dispatch", 5, 0, at=0), Event("dispatch", 5, 0, at=0)])
         assert [e.trial for e in journal.events()] == [0, 0]
+
+
+def test_a_small_batch_is_one_statement(tmp_path):
+    """A live batch is written by one INSERT committed as its own transaction (no BEGIN,
+    no statement per row, no COMMIT): one release of the interpreter lock per commit."""
+    with Journal.create(tmp_path / "j.sqlite", {}) as journal:
+        statements: list[str] = []
+        journal._db.set_trace_callback(statements.append)
+        journal.append_many([Event("dispatch", t, 0, at=float(t)) for t in range(4)])
+        journal._db.set_trace_callback(None)
+        assert len(statements) == 1 and statements[0].startswith("INSERT INTO events")
+        assert [e.trial for e in journal.events()] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("size", [ROWS_PER_STATEMENT, ROWS_PER_STATEMENT + 1, 3 * ROWS_PER_STATEMENT + 5])
+def test_a_batch_of_any_size_is_written_whole_or_not_at_all(tmp_path, size):
+    with Journal.create(tmp_path / "j.sqlite", {}) as journal:
+        journal.append(Event("dispatch", 0, 0, at=0.0))
+        repeated = Event("dispatch", 1, 0, at=0.0)
+        bad = [Event("dispatch", 1 + t, t % 3, at=float(t)) for t in range(size - 1)] + [repeated]
+        with pytest.raises(JournalError, match=f"cannot write {size} event"):
+            journal.append_many(bad)  # the last row repeats a trial: its statement fails, the earlier ones are undone
+        assert [e.trial for e in journal.events()] == [0]
+        good = [Event("dispatch", 1 + t, t % 3, at=float(t)) for t in range(size)]
+        journal.append_many(good)
+        assert [e.trial for e in journal.events()] == [0, *range(1, size + 1)]
+    with Journal.open(tmp_path / "j.sqlite") as journal:  # the chain verifies across the statements
+        assert len(list(journal.events())) == size + 1
 
 
 def test_open_errors(tmp_path):
@@ -217,6 +247,48 @@ async def test_many_journals_commit_in_order_through_a_few_shared_threads(tmp_pa
         journal.close()
     assert threads and all(name.startswith("armlab-journal-commit") for name in threads)
     assert len(threads) <= 8
+
+
+async def test_commits_done_while_the_loop_is_busy_wake_it_once(tmp_path):
+    """Five journals' commits finished while the loop's thread is busy: one wake-up of the loop
+    tells them all (not one per commit), each in the order of its own events."""
+    journals = [Journal.create(tmp_path / f"j{i}.sqlite", {}) for i in range(5)]
+    writers = [GroupCommit(journal) for journal in journals]
+    loop = asyncio.get_running_loop()
+    wake_ups = []
+    real_call = loop.call_soon_threadsafe
+
+    def counting(callback, *args):
+        wake_ups.append(callback)
+        return real_call(callback, *args)
+
+    async with contextlib.AsyncExitStack() as stack:
+        for writer in writers:
+            await stack.enter_async_context(writer.batching())
+        loop.call_soon_threadsafe = counting
+        try:
+            for writer in writers:
+                writer.record(Event("dispatch", 0, 0, at=0))
+            await asyncio.sleep(0)  # the commits are asked for at the end of the turn
+            deadline = time.monotonic() + 10
+            while any(writer.written < 1 for writer in writers) and time.monotonic() < deadline:
+                time.sleep(0.001)  # the loop's thread busy while the commit threads write
+            for writer in writers:
+                await writer.durable()
+        finally:
+            del loop.call_soon_threadsafe
+    assert len(wake_ups) == 1
+    for journal in journals:
+        assert [e.trial for e in journal.events()] == [0]
+        journal.close()
+
+
+def test_a_loop_without_weak_references_gets_wake_ups_of_its_own():
+    class SlottedLoop:  # as an event loop written in C may be
+        __slots__ = ()
+
+    loop = SlottedLoop()
+    assert _wake_ups_of(loop) is not _wake_ups_of(loop)  # one per journal, nothing kept
 
 
 async def test_an_unexpected_error_in_a_batch_is_final_and_the_commit_threads_go_on(tmp_path):

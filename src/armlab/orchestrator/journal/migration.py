@@ -8,7 +8,7 @@ from pathlib import Path
 
 from armlab.log import get_logger
 from armlab.orchestrator.journal.integrity import CHAIN_FORMAT, genesis, link
-from armlab.orchestrator.journal.schema import FORMAT_VERSION, INSERT_EVENT, LOG_COLUMNS, SCHEMA, Event, row_of
+from armlab.orchestrator.journal.schema import FORMAT_VERSION, LOG_COLUMNS, SCHEMA, Event, insert_events, row_of
 
 __all__ = ["migrate_from_1", "migrate_from_2"]
 
@@ -29,7 +29,7 @@ def migrate_from_1(db: sqlite3.Connection, path: Path) -> None:
         for seq, (kind, trial, arm, reward, reason, key, at) in enumerate(old, start=1):
             event = Event(kind, trial, arm, 0, reward=reward, reason=reason, key=key, at=at)
             chain = link(chain, seq, event)
-            db.execute(INSERT_EVENT, row_of(seq, event, chain))
+            db.execute(insert_events(1), row_of(seq, event, chain))
     log.info("journal_migrated", path=str(path), from_format=1, to_format=FORMAT_VERSION, events=len(old))
 
 

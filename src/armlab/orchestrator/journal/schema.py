@@ -6,13 +6,14 @@ the live driver depends on the journal and never the other way round.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["COLUMNS", "FORMAT_VERSION", "INSERT_EVENT", "LOG_COLUMNS", "SCHEMA", "Event", "EventKind", "event_of", "readable_columns",
-           "row_of"]
+__all__ = ["COLUMNS", "FORMAT_VERSION", "LOG_COLUMNS", "SCHEMA", "Event", "EventKind", "event_of",
+           "insert_events", "readable_columns", "row_of"]
 
 EventKind = Literal["dispatch", "result", "failed", "abandoned", "late", "stopped", "retired"]
 
@@ -82,8 +83,13 @@ _FORMAT_2_COLUMNS = "seq, kind, trial, arm, bandit, reward, reason, key, at, cha
 #: The columns of an ``events`` row, in the order they are written and read.
 COLUMNS = ", ".join([_FORMAT_2_COLUMNS, *(name for name, _ in LOG_COLUMNS)])
 
-#: The statement that writes one :func:`row_of` row.
-INSERT_EVENT = f"INSERT INTO events ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS.split(',')))})"
+_ROW = f"({', '.join('?' * len(COLUMNS.split(',')))})"
+
+
+@functools.cache
+def insert_events(count: int) -> str:
+    """The statement that writes ``count`` :func:`row_of` rows, their values one row after the other."""
+    return f"INSERT INTO events ({COLUMNS}) VALUES " + ", ".join([_ROW] * count)
 
 
 def readable_columns(db: sqlite3.Connection) -> str:
