@@ -50,6 +50,7 @@ from armlab.orchestrator.montecarlo.scale.portable import PlanRecipe, rebuild, r
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, run_task
 from armlab.orchestrator.montecarlo.scale.task_costs import WORKER_START_SECONDS, Schedule
 from armlab.plan import ExperimentPlan
+from armlab.plugins.registry import default_registry
 
 __all__ = ["Crew", "run_locally", "start_delay", "start_method"]
 
@@ -71,6 +72,8 @@ class Crew:
 
     def __init__(self, count: int) -> None:
         self.method = start_method()
+        if self.method == "fork":
+            default_registry()  # built here once (this process needs it too): a forked worker inherits it
         context = multiprocessing.get_context(self.method)
         self.claims = context.Value("q", 0)  # the position in the order of the next task to claim
         self.outbox = context.Queue()
