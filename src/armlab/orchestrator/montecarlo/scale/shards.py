@@ -75,9 +75,11 @@ class ShardRunner:
 
     @contextmanager
     def warm(self) -> Iterator[None]:
-        """Start the worker processes now, so they import armlab while the caller prepares the
-        run (:func:`~armlab.orchestrator.runner.run_experiment` reads and checks the config
-        meanwhile); :meth:`run` takes them, and those it did not take are stopped on leaving.
+        """Start the worker processes now, before the caller prepares the run
+        (:func:`~armlab.orchestrator.runner.run_experiment` reads and checks the config
+        meanwhile): forked before this process starts any thread, or spawned ones importing
+        armlab meanwhile (:mod:`~armlab.orchestrator.montecarlo.scale.processes`); :meth:`run`
+        takes them, and those it did not take are stopped on leaving.
         Local workers only: a Dask cluster starts in :meth:`run`, alongside this process's work."""
         if self.executor == "local" and self.workers > 1 and self._crew is None:
             self._crew = Crew(self.workers - 1)
