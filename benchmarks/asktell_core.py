@@ -63,13 +63,23 @@ def child(trials: int, in_flight: int) -> dict[str, float]:
     return {"wall": trials / (time.perf_counter() - start), "cpu": trials / (time.process_time() - cpu)}
 
 
-def run_tree(tree: Path, trials: int, in_flight: int) -> dict[str, float]:
+def child_in_tree(script: Path, tree: Path, argv: list[str]) -> dict[str, float]:
+    """The JSON of the last line that ``script --child ARGV`` prints, run with ``tree``'s armlab
+    (its ``src`` on the path)."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
-    out = subprocess.run(
-        [sys.executable, str(HERE), "--child", "--trials", str(trials), "--in-flight", str(in_flight)],
-        env=env, capture_output=True, text=True, check=True,
-    )
+    out = subprocess.run([sys.executable, str(script), "--child", *argv], env=env, capture_output=True, text=True,
+                         check=True)
     return json.loads(out.stdout.splitlines()[-1])
+
+
+def alternate(script: Path, trees: dict[str, Path], repeats: int, argv: list[str]) -> dict[str, list[dict[str, float]]]:
+    """:func:`child_in_tree` for each of ``trees`` in turns, ``repeats`` times each (a drift of
+    the machine's speed falls on every tree alike): each tree's runs."""
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for _ in range(repeats):
+        for name, tree in trees.items():
+            runs[name].append(child_in_tree(script, tree, argv))
+    return runs
 
 
 def main() -> None:
@@ -87,10 +97,7 @@ def main() -> None:
         parser.error("--baseline TREE is required")
     trees = {"this": HERE.parents[1], "baseline": args.baseline.resolve()}
     load_before = os.getloadavg()
-    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-    for _ in range(args.repeats):
-        for name, tree in trees.items():
-            runs[name].append(run_tree(tree, args.trials, args.in_flight))
+    runs = alternate(HERE, trees, args.repeats, ["--trials", str(args.trials), "--in-flight", str(args.in_flight)])
     best = {name: {key: max(r[key] for r in rs) for key in ("wall", "cpu")} for name, rs in runs.items()}
     result = {
         "command": " ".join(["python", "benchmarks/asktell_core.py", *sys.argv[1:]]),

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +34,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 RESULTS = HERE.parent / "results" / "batch_core.json"
 sys.path.insert(0, str(HERE.parent))
+
+from asktell_core import alternate  # noqa: E402  (a sibling script)
 
 
 def child(batch: int, batches: int, clients: int, profile: str | None) -> dict[str, float]:
@@ -124,16 +125,6 @@ def child(batch: int, batches: int, clients: int, profile: str | None) -> dict[s
         return anyio.run(drive, tmp)
 
 
-def run_tree(tree: Path, args: argparse.Namespace) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
-    out = subprocess.run(
-        [sys.executable, str(HERE), "--child", "--batch", str(args.batch), "--batches", str(args.batches),
-         "--clients", str(args.clients)],
-        env=env, capture_output=True, text=True, check=True,
-    )
-    return json.loads(out.stdout.splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, help="the other tree (e.g. a git worktree of the old commit)")
@@ -149,10 +140,8 @@ def main() -> None:
         return
     trees = {"this": HERE.parents[1], **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     load_before = os.getloadavg()
-    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-    for _ in range(args.repeats):
-        for name, tree in trees.items():
-            runs[name].append(run_tree(tree, args))
+    argv = ["--batch", str(args.batch), "--batches", str(args.batches), "--clients", str(args.clients)]
+    runs = alternate(HERE, trees, args.repeats, argv)
     best = {name: {"server_ms": min(r["server_ms"] for r in rs), "loop_ms": min(r["loop_ms"] for r in rs)}
             for name, rs in runs.items()}
     result = {
