@@ -36,7 +36,7 @@ from armlab.orchestrator.montecarlo.probe import seconds_per_trial
 from armlab.orchestrator.montecarlo.scale.tasks import Task
 from armlab.plan import ExperimentPlan, PolicySpec
 
-__all__ = ["CostModel", "Schedule", "StepCost", "WORKER_START_SECONDS", "fill_the_start", "order_by_cost",
+__all__ = ["CostModel", "Schedule", "StepCost", "fill_the_start", "order_by_cost",
            "probed_costs", "scheduler"]
 
 #: ``model(plans, tasks) -> costs``: an estimate (any unit) of each of ``tasks``, in order.
@@ -48,10 +48,6 @@ Schedule = Callable[[Sequence[Task]], list[Task]]
 #: Steps a probe runs: enough to pass the first pull of every arm of a small problem and
 #: time some steps of the policy's own rule.
 PROBE_STEPS = 48
-
-#: Seconds a spawned worker process takes before it claims its first task (a fresh interpreter
-#: importing numpy and armlab: 0.5-0.7 s measured on a 2-core machine).
-WORKER_START_SECONDS = 0.7
 
 #: The most tasks :func:`fill_the_start` moves to the front.
 MAX_MOVED = 3
