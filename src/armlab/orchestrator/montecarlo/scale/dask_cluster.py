@@ -21,7 +21,7 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from armlab.errors import ConfigError
 from armlab.extras import require
@@ -32,6 +32,9 @@ from armlab.orchestrator.montecarlo.scale.task_costs import Schedule
 from armlab.orchestrator.montecarlo.scale.tasks import Task, TaskOutput, run_task
 from armlab.plan import ExperimentPlan
 
+if TYPE_CHECKING:
+    from armlab.orchestrator.montecarlo.scale.dask_forked import ForkedWorkers
+
 __all__ = ["DaskCluster"]
 
 #: The module a local cluster's workers import as they start (while this process works), so
@@ -40,9 +43,11 @@ PRELOAD = __name__
 
 #: Dask settings of the local cluster armlab starts (never of a cluster at a user's
 #: scheduler), measured on a 2-core machine where the cluster's start-up competes with this
-#: process's tasks for the CPU: worker processes fork from a server that has imported Dask and
-#: armlab once (:mod:`armlab.orchestrator.montecarlo.scale.fork_server`) instead of each
-#: starting an interpreter that imports them; no statistical profiler (a thread sampling every task's stack every 10 ms),
+#: process's tasks for the CPU: nannies (where the workers were not forked from this process
+#: already, :mod:`armlab.orchestrator.montecarlo.scale.dask_forked`) fork the workers from a
+#: server that has imported Dask and armlab once
+#: (:mod:`armlab.orchestrator.montecarlo.scale.fork_server`) instead of each starting an
+#: interpreter that imports them; no statistical profiler (a thread sampling every task's stack every 10 ms),
 #: no GIL monitor, no spilling or pausing on memory (a run holds a few task outputs), and a
 #: slower memory monitor and event-loop tick for a cluster that lives seconds.
 LOCAL_CLUSTER_SETTINGS = {
@@ -60,8 +65,9 @@ LOCAL_CLUSTER_SETTINGS = {
 class DaskCluster:
     """A connection to a Dask cluster (started here when ``scheduler`` is None) for one run.
 
-    A local cluster takes seconds to start (its scheduler, and worker processes that import
-    armlab: :data:`PRELOAD`).  Meanwhile this process is not idle: the cluster starts in a
+    A local cluster takes a while to start (its scheduler, and worker processes: ``forked``
+    ones, :mod:`~armlab.orchestrator.montecarlo.scale.dask_forked`, wait for it ready;
+    otherwise its nannies start processes that import armlab, :data:`PRELOAD`).  Meanwhile this process is not idle: the cluster starts in a
     background thread while this process runs tasks itself, the costliest first, as a worker
     would, and it goes on beside the cluster once it is up (``this_process_works=False``:
     the cluster runs every task, on ``workers`` processes).  With a scheduler address the
@@ -72,8 +78,9 @@ class DaskCluster:
     """
 
     def __init__(self, workers: int, scheduler: str | None, connect_timeout: float,
-                 this_process_works: bool = True) -> None:
+                 this_process_works: bool = True, forked: ForkedWorkers | None = None) -> None:
         self._workers = workers
+        self._forked = forked
         self._scheduler = scheduler
         self._connect_timeout = connect_timeout
         self._here = this_process_works and scheduler is None
@@ -109,18 +116,15 @@ class DaskCluster:
         Dask logs only its errors (a loaded machine makes it warn of slow ticks, scratch
         folders and shutdowns, which would interleave with armlab's own log lines)."""
         try:
-            # first: the server imports armlab and Dask while this thread imports Dask (here, not at the
-            # top: importing fork_server builds the plugin registry, which only a local cluster needs now)
-            from armlab.orchestrator.montecarlo.scale.fork_server import start_fork_server
+            if self._forked is not None:
+                import dask
 
-            start_fork_server()
-            import dask
+                with dask.config.set(LOCAL_CLUSTER_SETTINGS):
+                    self._cluster = self._forked.cluster(LOCAL_CLUSTER_SETTINGS)
+            else:
+                self._cluster = _nanny_cluster(self._threads)
             import distributed
 
-            with dask.config.set(LOCAL_CLUSTER_SETTINGS):
-                self._cluster = distributed.LocalCluster(
-                    n_workers=self._threads, threads_per_worker=1, processes=True, dashboard_address=None,
-                    preload=[PRELOAD], silence_logs=logging.ERROR)
             client = distributed.Client(self._cluster)
             with self._lock:
                 self._client = client
@@ -204,6 +208,24 @@ class DaskCluster:
                 collect(handout.completed.get())
         finally:
             handout.stop()
+
+
+def _nanny_cluster(workers: int) -> Any:
+    """A local cluster of ``workers`` processes started by Dask's nannies, forked from a
+    server that imported armlab and Dask (without :class:`ForkedWorkers`: this process ran
+    threads before the run, or is not on Linux)."""
+    # first: the server imports armlab and Dask while this thread imports Dask (here, not at the
+    # top: importing fork_server builds the plugin registry, which only a local cluster needs now)
+    from armlab.orchestrator.montecarlo.scale.fork_server import start_fork_server
+
+    start_fork_server()
+    import dask
+    import distributed
+
+    with dask.config.set(LOCAL_CLUSTER_SETTINGS):
+        return distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            preload=[PRELOAD], silence_logs=logging.ERROR)
 
 
 class _Handout:

@@ -4,7 +4,9 @@ Each worker of a local cluster would otherwise start an interpreter that imports
 numpy and armlab and builds the plugin registry (about 0.6 s of CPU each, measured on a
 2-core machine where it competes with this process's tasks).  The server does that once
 (importing this module builds the registry it inherits to every worker), and each worker
-forks from it.  Forking from this process instead would be unsafe: it runs threads.
+forks from it: where the workers could not be forked from this process before it ran any
+thread (:mod:`armlab.orchestrator.montecarlo.scale.dask_forked`), forking them from it now
+would be unsafe, as it runs threads.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ from armlab.orchestrator.montecarlo.scale.task_costs import Schedule
 from armlab.plan import ExperimentPlan
 from armlab.plugins.registry import default_registry
 
-__all__ = ["WORKER_START_SECONDS", "Crew", "run_locally", "start_delay", "start_method"]
+__all__ = ["WORKER_START_SECONDS", "Crew", "forget_parent_signals", "run_locally", "start_delay", "start_method"]
 
 #: Seconds a spawned worker process takes before it claims its first task (a fresh interpreter
 #: importing numpy and armlab: 0.5-0.7 s measured on a 2-core machine).
@@ -185,9 +185,7 @@ def _claimed(claims: Any, order: Sequence[int]) -> Iterator[int]:
 def _work(jobs: Any, claims: Any, outbox: Any) -> None:
     """A worker process: once handed a run (from ``jobs``), claim and run its tasks in the
     order given, sending everything to ``outbox``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker: this process's handler is not its own
-    signal.set_wakeup_fd(-1)  # nor this process's event-loop wake-up pipe
+    forget_parent_signals()
     apply_heap_setting()
     recipes, tasks, order = jobs.get()
     with worker_logs(lambda method, event: outbox.put(("log", method, event))):
@@ -200,6 +198,16 @@ def _work(jobs: Any, claims: Any, outbox: Any) -> None:
                 outbox.put(("failed", index, _sendable(exc), traceback.format_exc()))
                 return
             outbox.put(("output", index, output))
+
+
+def forget_parent_signals() -> None:
+    """(A worker process) ignore SIGINT (Ctrl-C reaches the whole process group, and this
+    process alone decides), and, forked, drop this process's SIGTERM handler (so that SIGTERM
+    ends the worker) and its event loop's wake-up pipe (so that the worker's signals reach
+    no loop here)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.set_wakeup_fd(-1)
 
 
 def _sendable(exc: BaseException) -> BaseException:

@@ -11,23 +11,28 @@ and when part of the tasks come from an interrupted run (:mod:`armlab.orchestrat
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from armlab.errors import ConfigError
 from armlab.events import Listener
 from armlab.log import get_logger
 from armlab.orchestrator.montecarlo.scale.collect import Collector
 from armlab.orchestrator.montecarlo.scale.dask_cluster import DaskCluster
-from armlab.orchestrator.montecarlo.scale.processes import Crew, run_locally, start_delay, start_method
+from armlab.orchestrator.montecarlo.scale import processes
+from armlab.orchestrator.montecarlo.scale.processes import Crew, run_locally, start_delay
 from armlab.orchestrator.montecarlo.scale.run_outputs import RunOutputs
 from armlab.orchestrator.montecarlo.scale.saved_tasks import SavedTasks
 from armlab.orchestrator.montecarlo.simulate import PolicyResult, ProgressCallback
 from armlab.orchestrator.montecarlo.scale.task_costs import CostModel, probed_costs, scheduler
 from armlab.orchestrator.montecarlo.scale.tasks import Task, plan_tasks, remaining
 from armlab.plan import ExperimentPlan
+
+if TYPE_CHECKING:
+    from armlab.orchestrator.montecarlo.scale.dask_forked import ForkedWorkers
 
 __all__ = ["ShardRunner"]
 
@@ -63,6 +68,7 @@ class ShardRunner:
     cost_model: CostModel = probed_costs
 
     _crew: Crew | None = field(default=None, init=False, repr=False, compare=False)
+    _forked: ForkedWorkers | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -79,16 +85,24 @@ class ShardRunner:
         (:func:`~armlab.orchestrator.runner.run_experiment` reads and checks the config
         meanwhile): forked before this process starts any thread, or spawned ones importing
         armlab meanwhile (:mod:`~armlab.orchestrator.montecarlo.scale.processes`); :meth:`run`
-        takes them, and those it did not take are stopped on leaving.
-        Local workers only: a Dask cluster starts in :meth:`run`, alongside this process's work."""
-        if self.executor == "local" and self.workers > 1 and self._crew is None:
-            self._crew = Crew(self.workers - 1)
+        takes them, and those it did not take are stopped on leaving.  For a local Dask
+        cluster, its worker processes are forked now where local workers would be
+        (:mod:`~armlab.orchestrator.montecarlo.scale.dask_forked`); its scheduler starts in
+        :meth:`run`, alongside this process's work."""
+        if self.workers > 1 and self._crew is None and self._forked is None:
+            if self.executor == "local":
+                self._crew = Crew(self.workers - 1)
+            elif self.scheduler is None:
+                self._forked = _forked_dask_workers(self.workers - 1)
         try:
             yield
         finally:
             crew, self._crew = self._crew, None
+            forked, self._forked = self._forked, None
             if crew is not None:
                 crew.stop()
+            if forked is not None:
+                forked.stop()
 
     def run(
         self,
@@ -119,14 +133,25 @@ class ShardRunner:
             return tasks, collector
 
         if self.executor == "dask":
-            with DaskCluster(self.workers, self.scheduler, self.connect_timeout) as cluster:
+            forked, self._forked = self._forked, None
+            with DaskCluster(self.workers, self.scheduler, self.connect_timeout, forked=forked) as cluster:
                 tasks, collector = start(cluster.width)
                 cluster.run(plans, tasks, collector, outputs.add, scheduler(plans, self.cost_model))
         else:
             tasks, collector = start(self.workers)
             crew, self._crew = self._crew, None
-            delay = start_delay(crew.method if crew is not None else start_method())
+            delay = start_delay(crew.method if crew is not None else processes.start_method())
             schedule = scheduler(plans, self.cost_model, self.workers, delay)
             run_locally(plans, tasks, collector, self.workers, outputs.add, schedule, crew)
         return outputs.results()
 
+
+def _forked_dask_workers(count: int) -> ForkedWorkers | None:
+    """``count`` forked Dask worker processes, or None where they would not be safe (this
+    process runs threads, or is not on Linux: the cluster's nannies start its workers) or
+    Dask is not installed (the run says so)."""
+    if processes.start_method() != "fork" or importlib.util.find_spec("distributed") is None:
+        return None
+    from armlab.orchestrator.montecarlo.scale.dask_forked import ForkedWorkers  # imports Dask: starts no thread
+
+    return ForkedWorkers(count) if processes.start_method() == "fork" else None
