@@ -6,6 +6,8 @@ Every test runs on the run's throwaway cluster (``postgres_cluster``), in a data
 
 from __future__ import annotations
 
+import os
+
 import psycopg
 import pytest
 from click.testing import CliRunner
@@ -162,15 +164,18 @@ def test_a_lost_joint_connection_is_made_again_and_nothing_is_lost(postgres_stor
 
     a, b = (PostgresJournal.create(postgres_storage, name, {"seed": 1}) for name in ("a", "b"))
     assert PostgresJournal.append_together([(a, [dispatch(0)]), (b, [dispatch(0)])]) == [None, None]
-    joint = next(db for (pid, url), db in postgres._joint_connections.items() if url == postgres_storage)
+    joint = next(db for (pid, url), db in postgres._joint._connections.items() if url == postgres_storage)
     terminate(postgres_storage, joint.info.backend_pid)
     assert PostgresJournal.append_together([(a, [dispatch(1)]), (b, [dispatch(1)])]) == [None, None]
     assert PostgresJournal.append_together([(a, [dispatch(2)]), (b, [dispatch(2)])]) == [None, None]
     written = transactions_of(postgres_storage)
     assert len(written["a"] | written["b"]) == 4  # joint, two alone, joint again
     assert [e.trial for e in a.events()] == [e.trial for e in b.events()] == [0, 1, 2]
+    joint = postgres._joint._connections[os.getpid(), postgres_storage]  # made again
     a.close()
+    assert not joint.closed  # b is still open
     b.close()
+    assert joint.closed and (os.getpid(), postgres_storage) not in postgres._joint._connections  # with the last
 
 
 def test_a_changed_row_is_found_on_replay(postgres_storage):

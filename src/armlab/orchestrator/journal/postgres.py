@@ -13,17 +13,19 @@ journal's id); a journal is named, e.g. after its experiment.  What holds as in 
   every one.  :meth:`PostgresJournal.backup` writes an SQLite journal file of the same meta
   data and events, whose chain ends at the same value.
 * **One writer.**  Opening a journal takes a session-level advisory lock on its id
-  (``pg_try_advisory_lock``) on the connection that then writes every commit, and raises
-  the journal's ``generation``.  A second process cannot open a journal while the first
+  (``pg_try_advisory_lock``) on the journal's own connection, and raises the journal's
+  ``generation``.  A second process cannot open a journal while the first
   holds it (:class:`JournalInUse`, naming the URL the holder's server advertises, which
   ``open`` records beside the generation).  The lock is lost only with that connection (the
   process died, the connection was cut, the server restarted); another process may then take
   the journal over.  A writer whose machine vanished without closing its socket is dropped by
   the server within :data:`~.postgres_schema.DEAD_PEER_BOUND` seconds (TCP keepalives set on
-  the server's end of the writing connection), which frees the lock.  Each
-  commit checks, in its own transaction, that the generation is still the one this writer
-  set, so a writer that lost ownership cannot commit, even through a connection pooler
-  that would not keep a session's lock.
+  the server's end of the journal's connection), which frees the lock.  Each
+  commit checks, in its transaction, that the generation is still the one this writer
+  set, so a writer that lost ownership cannot commit, whichever connection the commit goes
+  through: the journal's own, the process's connection for commits of many journals
+  together (:meth:`PostgresJournal.append_together`, which the group commit uses), or a
+  connection pooler's that would not keep a session's lock.
 
 When the database cannot be reached (the server restarts, the connection is cut),
 writing and reading raise :class:`JournalUnavailable`: nothing is acknowledged that was not
@@ -80,6 +82,7 @@ class PostgresJournal(ChainedJournal):
     def __init__(self, url: str, name: str, db: Any, journal_id: int, generation: int) -> None:
         self.url, self.name = url, name
         self._db, self._id, self._generation = db, journal_id, generation
+        self._closed = False
         self._lock = threading.Lock()
         self._lost: str | None = None  # why the journal can no longer be used
         self._seq, self._chain = self._tail()
@@ -137,7 +140,9 @@ class PostgresJournal(ChainedJournal):
                                         "WHERE id = %s RETURNING generation", (owner, journal_id)).fetchone()[0]
                 db.execute("UPDATE armlab_journal_meta SET value = '\"open\"' WHERE journal = %s AND key = 'state'",
                            (journal_id,))
-            return cls(url, name, db, journal_id, generation)
+            journal = cls(url, name, db, journal_id, generation)
+            _joint.opened(url)
+            return journal
         except psycopg.Error as exc:
             db.close()
             raise JournalUnavailable(f"cannot open journal {name!r} in {shown(url)}: {str(exc).strip()}") from None
@@ -201,7 +206,7 @@ class PostgresJournal(ChainedJournal):
     @classmethod
     def append_together(cls, batches: Sequence[tuple[ChainedJournal, Sequence[Event]]]) -> list[Exception | None]:
         """Commit the batches of several journals of one database in one transaction, on this
-        process's connection for commits written together (:func:`_joint_connection`): each
+        process's connection for commits written together (:class:`_JointConnections`): each
         batch through its own journal's generation fence, so a journal another process took
         over writes nothing and fails alone.  Should the transaction fail (the database went
         away, a row broke a rule of the schema), each batch is written again alone, which
@@ -217,7 +222,7 @@ class PostgresJournal(ChainedJournal):
             for journal in journals:
                 held.enter_context(journal._lock)
             try:
-                counts = _write_jointly(journals[0].url, [journal._append_parameters(seq, rows)
+                counts = _joint.write(journals[0].url, [journal._append_parameters(seq, rows)
                                                           for journal, seq, _, rows in prepared])
             except (psycopg.Error, JournalError):
                 counts = None
@@ -267,6 +272,9 @@ class PostgresJournal(ChainedJournal):
         finally:
             with self._lock:
                 self._db.close()
+                first, self._closed = not self._closed, True
+            if first:
+                _joint.closed(self.url)
 
     def backup(self, target: str | Path) -> Path:
         """Copy this journal into the new SQLite journal file ``target`` (same meta data,
@@ -281,33 +289,58 @@ class PostgresJournal(ChainedJournal):
         return Path(target)
 
 
-#: This process's connections for commits written together, by database URL (and process:
-#: a forked child never writes through its parent's connection).
-_joint_connections: dict[tuple[int, str], Any] = {}
-_joint_lock = threading.Lock()
+class _JointConnections:
+    """This process's connections for commits written together: one per database while a
+    journal of it is open here (made on the first joint commit, again after a failure, and
+    closed with the last journal), keyed by process too, so that a forked child never writes
+    through its parent's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # one joint commit at a time on a connection
+        self._journals: dict[tuple[int, str], int] = {}
+        self._connections: dict[tuple[int, str], Any] = {}
+
+    def opened(self, url: str) -> None:
+        """A journal of ``url`` was opened in this process."""
+        with self._lock:
+            key = (os.getpid(), url)
+            self._journals[key] = self._journals.get(key, 0) + 1
+
+    def closed(self, url: str) -> None:
+        """A journal of ``url`` was closed; with the last one, the connection is closed too."""
+        with self._lock:
+            key = (os.getpid(), url)
+            left = self._journals.get(key, 1) - 1
+            if left > 0:
+                self._journals[key] = left
+                return
+            self._journals.pop(key, None)
+            if (db := self._connections.pop(key, None)) is not None:
+                db.close()
+
+    def write(self, url: str, parameters: list[tuple[Any, ...]]) -> list[int]:
+        """Run :data:`_APPEND` with each of ``parameters`` in one transaction (pipelined: one
+        round trip) on the connection to ``url``; the rows each inserted."""
+        import psycopg
+
+        with self._lock:
+            key = (os.getpid(), url)
+            db = self._connections.get(key)
+            if db is None:
+                db = connect(url)
+                db.execute("SET synchronous_commit = on")
+                self._connections[key] = db
+            try:
+                with db.transaction(), db.pipeline():
+                    cursors = [db.execute(_APPEND, one) for one in parameters]
+                return [cursor.rowcount for cursor in cursors]
+            except psycopg.Error:
+                del self._connections[key]
+                db.close()
+                raise
 
 
-def _write_jointly(url: str, parameters: list[tuple[Any, ...]]) -> list[int]:
-    """Run :data:`_APPEND` with each of ``parameters`` in one transaction (pipelined: one round
-    trip) on this process's connection for commits written together (made when first needed,
-    or again after a failure); the rows each inserted."""
-    import psycopg
-
-    with _joint_lock:  # one joint commit at a time on the connection
-        key = (os.getpid(), url)
-        db = _joint_connections.get(key)
-        if db is None or db.closed:
-            db = connect(url)
-            db.execute("SET synchronous_commit = on")
-            _joint_connections[key] = db
-        try:
-            with db.transaction(), db.pipeline():
-                cursors = [db.execute(_APPEND, one) for one in parameters]
-            return [cursor.rowcount for cursor in cursors]
-        except psycopg.Error:
-            del _joint_connections[key]
-            db.close()
-            raise
+_joint = _JointConnections()
 
 
 class _Use:
