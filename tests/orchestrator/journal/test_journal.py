@@ -211,6 +211,24 @@ async def test_group_commit_failure_is_loud(tmp_path):
     journal.close()
 
 
+async def four_clients_each(writers):
+    """Every writer batching at once, four clients each recording ten of its trials 0-39,
+    each waiting for its event to be durable before the next."""
+
+    async def client(writer, first):
+        for trial in range(first, 40, 4):
+            writer.record(Event("dispatch", trial, 0, at=0))
+            await writer.durable()
+
+    async with anyio.create_task_group() as outer:
+        for writer in writers:
+            async def run(writer=writer):
+                async with writer.batching(), anyio.create_task_group() as tg:
+                    for first in range(4):
+                        tg.start_soon(client, writer, first)
+            outer.start_soon(run)
+
+
 async def test_many_journals_commit_in_order_through_a_few_shared_threads(tmp_path):
     """Fifty journals batching at once: each journal gets exactly its events in its order,
     and the commits run in the process's few commit threads, not a thread per journal."""
@@ -229,18 +247,7 @@ async def test_many_journals_commit_in_order_through_a_few_shared_threads(tmp_pa
     for journal in journals:
         journal.append_many = recording(journal)
 
-    async def client(writer, first):
-        for trial in range(first, 40, 4):
-            writer.record(Event("dispatch", trial, 0, at=0))
-            await writer.durable()
-
-    async with anyio.create_task_group() as outer:
-        for writer in writers:
-            async def run(writer=writer):
-                async with writer.batching(), anyio.create_task_group() as tg:
-                    for first in range(4):
-                        tg.start_soon(client, writer, first)
-            outer.start_soon(run)
+    await four_clients_each(writers)
     for journal, writer in zip(journals, writers):
         trials = [e.trial for e in journal.events()]
         assert sorted(trials) == list(range(40)) and writer.written == 40 and writer.batches < 40
@@ -311,19 +318,7 @@ async def test_journals_that_commit_together_are_written_in_joint_commits_each_w
     monkeypatch.setattr(_TogetherJournal, "calls", [])
     journals = [_TogetherJournal.create(tmp_path / f"j{i}.sqlite", {}) for i in range(20)]
     writers = [GroupCommit(journal) for journal in journals]
-
-    async def client(writer, first):
-        for trial in range(first, 40, 4):
-            writer.record(Event("dispatch", trial, 0, at=0))
-            await writer.durable()
-
-    async with anyio.create_task_group() as outer:
-        for writer in writers:
-            async def run(writer=writer):
-                async with writer.batching(), anyio.create_task_group() as tg:
-                    for first in range(4):
-                        tg.start_soon(client, writer, first)
-            outer.start_soon(run)
+    await four_clients_each(writers)
     for journal, writer in zip(journals, writers):
         assert sorted(e.trial for e in journal.events()) == list(range(40)) and writer.written == 40
         journal.close()
