@@ -43,17 +43,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 import queue
 import threading
-import weakref
 from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import asynccontextmanager
 from typing import ParamSpec, TypeVar
 
 import anyio
 
+from armlab.orchestrator.journal.commit_threads import LoopWakeUps, commit_threads, serve, wake_ups_of
 from armlab.orchestrator.journal.schema import Event
 from armlab.orchestrator.journal.store import Journal, JournalError
 
@@ -63,45 +62,6 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-class _CommitThreads:
-    """The process's threads that commit journal batches, each journal's always in the same
-    thread (so in order, and one at a time: its :class:`GroupCommit` asks for the next commit
-    only once the last is done).
-
-    A few threads, not one: SQLite's fsync of one journal file would otherwise wait for
-    another's (measured with 50 experiments on one server: one thread for all of them took
-    1.1-2.2 s of server CPU per 1000 pairs against 0.8-0.9 s, the file system no longer
-    merging the fsyncs of files committed together).  A journal keeps its thread, so a
-    thread that has just written is the one woken again.  Started on first use; daemons,
-    because leaving :meth:`GroupCommit.batching` waits for the commit asked of them, and
-    :meth:`GroupCommit.flush` for the batch being written."""
-
-    COUNT = 8
-
-    def __init__(self) -> None:
-        self._queues: list[queue.SimpleQueue[Callable[[], None]]] = []
-        self._start = threading.Lock()
-        self._next = itertools.count()
-
-    def assign(self) -> queue.SimpleQueue[Callable[[], None]]:
-        """A thread's queue for a new journal (the threads in turn); a job put there never raises."""
-        with self._start:
-            if not self._queues:
-                for i in range(self.COUNT):
-                    jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-                    threading.Thread(target=self.serve, args=(jobs,), name=f"armlab-journal-commit-{i}",
-                                     daemon=True).start()
-                    self._queues.append(jobs)
-            return self._queues[next(self._next) % self.COUNT]
-
-    @staticmethod
-    def serve(jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
-        """A commit thread: run each job put in ``jobs``, for ever."""
-        while True:
-            jobs.get()()
-
-
-_commit_threads = _CommitThreads()
 
 
 class _JointCommits:
@@ -129,7 +89,7 @@ class _JointCommits:
             start, self._busy = not self._busy, True
             if self._jobs is None:
                 self._jobs = queue.SimpleQueue()
-                threading.Thread(target=_CommitThreads.serve, args=(self._jobs,), name="armlab-journal-joint-commit",
+                threading.Thread(target=serve, args=(self._jobs,), name="armlab-journal-joint-commit",
                                  daemon=True).start()
         if start:
             self._jobs.put(self._run)
@@ -176,62 +136,10 @@ def _joint_commits_of(key: Hashable) -> _JointCommits:
         return _joint_commits.setdefault(key, _JointCommits())
 
 
-class _LoopWakeUps:
-    """The commits an event loop is yet to be told of, and one wake-up of the loop for them all.
-
-    A commit thread that finishes a batch wakes the loop only when no wake-up is due yet; the
-    loop then tells every journal whose commit is done, in the order they were done.  With 50
-    journals on one server, commits finish while the loop is busy with requests, and each wake-up
-    was a write to the loop's wake-up socket from a commit thread and a callback on the loop."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._done: list[GroupCommit] = []
-        self._due = False
-
-    def tell(self, loop: asyncio.AbstractEventLoop, writer: GroupCommit) -> None:
-        """In a commit thread: ``writer``'s commit is done; wake ``loop`` unless a wake-up is due."""
-        with self._lock:
-            self._done.append(writer)
-            wake, self._due = not self._due, True
-        if wake:
-            try:
-                loop.call_soon_threadsafe(self._run, loop)
-            except RuntimeError:  # the loop is closed: nobody is left to tell
-                pass
-
-    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On the loop: tell each journal whose commit is done (:meth:`GroupCommit._committed`);
-        an error of one is reported as the loop reports a callback's, and the others are told."""
-        with self._lock:
-            done, self._done, self._due = self._done, [], False
-        for writer in done:
-            try:
-                writer._committed()
-            except Exception as exc:
-                loop.call_exception_handler({"message": f"telling {writer!r} of its commit failed", "exception": exc})
-
-
-_wake_ups: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopWakeUps] = weakref.WeakKeyDictionary()
-_wake_ups_lock = threading.Lock()
-
-
-def _wake_ups_of(loop: asyncio.AbstractEventLoop) -> _LoopWakeUps:
-    """The wake-ups of ``loop``, shared by the journals batching on it (kept while the loop lives;
-    a loop that takes no weak reference gets new ones for each journal, told one by one)."""
-    with _wake_ups_lock:
-        try:
-            return _wake_ups.setdefault(loop, _LoopWakeUps())
-        except TypeError:
-            return _LoopWakeUps()
-
-
 def _new_after_fork() -> None:
-    """A forked child starts its own commit threads and wake-ups (the parent's threads are not
-    in it, and their locks may have been held at the fork)."""
-    global _commit_threads, _wake_ups, _wake_ups_lock, _joint_commits, _joint_commits_lock
-    _commit_threads = _CommitThreads()
-    _wake_ups, _wake_ups_lock = weakref.WeakKeyDictionary(), threading.Lock()
+    """A forked child starts its own joint commits (the parent's thread is not in it, and its
+    locks may have been held at the fork)."""
+    global _joint_commits, _joint_commits_lock
     _joint_commits, _joint_commits_lock = {}, threading.Lock()
 
 
@@ -254,7 +162,7 @@ class GroupCommit:
         self._write_lock = threading.Lock()  # one writer at a time: the commit thread, or flush()
         self._in_flight = False  # on the loop: a commit is asked of the commit thread and not done
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of batching(), while in it
-        self._wake_ups: _LoopWakeUps | None = None  # that loop's, told of each commit done
+        self._wake_ups: LoopWakeUps | None = None  # that loop's, told of each commit done
         self._commit_thread: queue.SimpleQueue[Callable[[], None]] | None = None  # its queue, from the first batch
         self._on_failure: Callable[[JournalError], None] | None = None
         self._failure_told = False
@@ -305,7 +213,7 @@ class GroupCommit:
         ``on_failure`` (else raised), and from then on every change is refused: nothing is
         ever written after a gap."""
         self._loop, self._on_failure = asyncio.get_running_loop(), on_failure
-        self._wake_ups = _wake_ups_of(self._loop)
+        self._wake_ups = wake_ups_of(self._loop)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._raise_failure)
@@ -344,7 +252,7 @@ class GroupCommit:
             _joint_commits_of(key).ask(self)
             return
         if self._commit_thread is None:
-            self._commit_thread = _commit_threads.assign()
+            self._commit_thread = commit_threads().assign()
         self._commit_thread.put(self._commit)
 
     def _commit(self) -> None:
@@ -362,7 +270,7 @@ class GroupCommit:
         """In a commit thread: tell the loop that the commit asked for is done."""
         loop, wake_ups = self._loop, self._wake_ups
         if loop is not None and wake_ups is not None:
-            wake_ups.tell(loop, self)
+            wake_ups.tell(loop, self._committed)
 
     def _committed(self) -> None:
         """On the loop: a commit is done; ask for the next one, or tell the failure; then
